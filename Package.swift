@@ -1,0 +1,79 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// beacond: iBeacon scanning, region monitoring and ranging for Linux.
+///
+/// Layout, as swift-nio separates NIOCore from NIOPosix:
+/// - `BeaconCore`: pure values and functions (frames, HCI events, recordings,
+///   regions, ranging, venues). No I/O, no clock: time is passed in.
+/// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
+/// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
+/// - `CBluetooth`, `CDBus`: BlueZ's libbluetooth and libdbus-1, linked for real.
+/// - `beacond`, `beaconctl`: the service and its client.
+let package = Package(
+    name: "beacond",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "beacond", targets: ["beacond"]),
+        .executable(name: "beaconctl", targets: ["beaconctl"]),
+        .library(name: "BeaconCore", targets: ["BeaconCore"]),
+        .library(name: "BeaconConfiguration", targets: ["BeaconConfiguration"]),
+        .library(name: "BeaconSources", targets: ["BeaconSources"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        .target(name: "BeaconCore"),
+        .target(
+            name: "BeaconConfiguration",
+            dependencies: ["BeaconCore", .product(name: "Yams", package: "Yams")]
+        ),
+        .systemLibrary(
+            name: "CBluetooth",
+            pkgConfig: "bluez",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(
+            name: "BeaconSources",
+            dependencies: ["BeaconCore", "CBluetooth"]
+        ),
+        .executableTarget(
+            name: "beacond",
+            dependencies: [
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "CDBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "beaconctl",
+            dependencies: [
+                "CDBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BeaconCoreTests",
+            dependencies: ["BeaconCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(
+            name: "BeaconConfigurationTests",
+            dependencies: ["BeaconConfiguration"]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["BeaconCore", "BeaconSources"]
+        ),
+    ]
+)

@@ -1,0 +1,35 @@
+/// One thing wrong with a configuration file: where, which field, and what was expected.
+public struct ConfigurationProblem: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    /// 1-based; `nil` when the problem is about the file as a whole.
+    public var line: Int?
+    /// A path to the field, as `venues[2].beacon.major`.
+    public var field: String
+    public var message: String
+
+    public init(file: String, line: Int?, field: String, message: String) {
+        self.file = file
+        self.line = line
+        self.field = field
+        self.message = message
+    }
+
+    /// `beacons.yaml:14: venues[1].beacon.major: expected an integer 0...65535, got 70000`
+    public var description: String {
+        let location = line.map { "\(file):\($0)" } ?? file
+        return field.isEmpty ? "\(location): \(message)" : "\(location): \(field): \(message)"
+    }
+}
+
+/// A configuration refused as a whole, with every problem found in it.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var problems: [ConfigurationProblem]
+
+    public init(problems: [ConfigurationProblem]) {
+        self.problems = problems
+    }
+
+    public var description: String {
+        problems.map(\.description).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,330 @@
+import BeaconCore
+import Foundation
+import Yams
+
+/// Walks a composed YAML tree, collecting every problem instead of stopping
+/// at the first, so a person fixes a file in one pass.
+struct NodeReader {
+    let file: String
+    private(set) var problems: [ConfigurationProblem] = []
+
+    init(file: String) {
+        self.file = file
+    }
+
+    // MARK: The file's sections
+
+    mutating func configuration(_ root: Node) -> Configuration? {
+        guard let fields = mapping(root, "", keys: ["source", "ranging", "regions", "venues"]) else { return nil }
+        var configuration = Configuration()
+        if let node = fields["source"], let text = string(node, "source") {
+            do {
+                configuration.source = try SourceSpec(parsing: text)
+            } catch {
+                report(node, "source", error.description)
+            }
+        }
+        if let node = fields["ranging"] { configuration.ranging = ranging(node) }
+        configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
+        configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2) }
+        checkIdentifiers(configuration, fields)
+        checkVenuesAreMonitored(configuration, fields["venues"])
+        return configuration
+    }
+
+    private mutating func ranging(_ node: Node) -> RangingSettings {
+        var settings = RangingSettings()
+        let keys = [
+            "path_loss_exponent", "proximity", "exit_after", "switch_margin", "switch_dwell",
+            "max_distance", "enter_rssi", "exit_rssi",
+        ]
+        guard let fields = mapping(node, "ranging", keys: keys) else { return settings }
+        if let n = fields["path_loss_exponent"], let value = number(n, "ranging.path_loss_exponent", in: 1...6) {
+            settings.pathLossExponent = value
+        }
+        if let p = fields["proximity"], let bands = mapping(p, "ranging.proximity", keys: ["immediate", "near"]) {
+            if let n = bands["immediate"], let value = number(n, "ranging.proximity.immediate", in: 0.01...100) {
+                settings.immediateDistance = value
+            }
+            if let n = bands["near"], let value = number(n, "ranging.proximity.near", in: 0.01...100) {
+                settings.nearDistance = value
+            }
+            if settings.immediateDistance >= settings.nearDistance {
+                report(p, "ranging.proximity", "immediate (\(settings.immediateDistance) m) must be less than near (\(settings.nearDistance) m)")
+            }
+        }
+        if let n = fields["exit_after"], let value = duration(n, "ranging.exit_after", positive: true) {
+            settings.exitAfter = value
+        }
+        if let n = fields["switch_margin"], let value = number(n, "ranging.switch_margin", in: 0...0.9) {
+            settings.switchMargin = value
+        }
+        if let n = fields["switch_dwell"], let value = duration(n, "ranging.switch_dwell", positive: false) {
+            settings.switchDwell = value
+        }
+        if let n = fields["max_distance"] { settings.maxDistance = number(n, "ranging.max_distance", in: 0.1...1000) }
+        if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
+        if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
+        checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, node, "ranging")
+        return settings
+    }
+
+    private mutating func region(_ node: Node, _ field: String) -> RegionDefinition? {
+        let keys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "enter_rssi", "exit_rssi", "exit_after"]
+        guard let fields = mapping(node, field, keys: keys) else { return nil }
+        let id = identifier(fields["id"], node, "\(field).id")
+        let constraint = constraint(fields, node, field)
+        var region = RegionDefinition(id: id ?? "", constraint: constraint ?? BeaconConstraint(uuid: UUID()))
+        if let n = fields["notify_on_entry"], let value = bool(n, "\(field).notify_on_entry") { region.notifyOnEntry = value }
+        if let n = fields["notify_on_exit"], let value = bool(n, "\(field).notify_on_exit") { region.notifyOnExit = value }
+        if let n = fields["enter_rssi"] { region.enterRSSI = number(n, "\(field).enter_rssi", in: -127...20) }
+        if let n = fields["exit_rssi"] { region.exitRSSI = number(n, "\(field).exit_rssi", in: -127...20) }
+        if let n = fields["exit_after"] { region.exitAfter = duration(n, "\(field).exit_after", positive: true) }
+        checkHysteresis(enter: region.enterRSSI, exit: region.exitRSSI, node, field)
+        guard id != nil, constraint != nil else { return nil }
+        return region
+    }
+
+    private mutating func venue(_ node: Node, _ field: String) -> VenueDefinition? {
+        guard let fields = mapping(node, field, keys: ["id", "name", "beacon", "measured_power", "max_distance"]) else {
+            return nil
+        }
+        let id = identifier(fields["id"], node, "\(field).id")
+        var name: String?
+        if let n = fields["name"] {
+            name = string(n, "\(field).name")
+            if let text = name, text.trimmingCharacters(in: .whitespaces).isEmpty || text.count > 200 {
+                report(n, "\(field).name", "expected a name of 1 to 200 characters")
+                name = nil
+            }
+        } else {
+            report(node, "\(field).name", "missing; every venue needs a name people can read")
+        }
+        var constraint: BeaconConstraint?
+        if let b = fields["beacon"] {
+            if let beacon = mapping(b, "\(field).beacon", keys: ["uuid", "major", "minor"]) {
+                constraint = self.constraint(beacon, b, "\(field).beacon")
+            }
+        } else {
+            report(node, "\(field).beacon", "missing; expected { uuid: …, major: …, minor: … }")
+        }
+        var venue = VenueDefinition(id: id ?? "", name: name ?? "", constraint: constraint ?? BeaconConstraint(uuid: UUID()))
+        if let n = fields["measured_power"], let value = number(n, "\(field).measured_power", in: -127...20) {
+            if value == value.rounded() {
+                venue.measuredPower = Int8(value)
+            } else {
+                report(n, "\(field).measured_power", "expected whole dBm, got \(value)")
+            }
+        }
+        if let n = fields["max_distance"] { venue.maxDistance = number(n, "\(field).max_distance", in: 0.1...1000) }
+        guard id != nil, name != nil, constraint != nil else { return nil }
+        return venue
+    }
+
+    // MARK: Checks across entries
+
+    private mutating func checkIdentifiers(_ configuration: Configuration, _ fields: [String: Node]) {
+        for (section, ids) in [("regions", configuration.regions.map(\.id)), ("venues", configuration.venues.map(\.id))] {
+            guard let items = fields[section]?.sequence.map(Array.init) else { continue }
+            var seen: [String: Int] = [:]
+            for (index, item) in items.enumerated() {
+                guard let id = item.mapping?["id"]?.string, ids.contains(id) else { continue }
+                if let first = seen[id] {
+                    report(item, "\(section)[\(index)].id", "duplicate id '\(id)', first used by \(section)[\(first)]")
+                } else {
+                    seen[id] = index
+                }
+            }
+        }
+    }
+
+    /// Ranging runs only inside monitored regions (SPEC section 5), so a venue
+    /// no region covers could never be nearest: almost surely a typo.
+    private mutating func checkVenuesAreMonitored(_ configuration: Configuration, _ venuesNode: Node?) {
+        guard let items = venuesNode?.sequence.map(Array.init) else { return }
+        for venue in configuration.venues where !configuration.regions.contains(where: { $0.constraint.overlaps(venue.constraint) }) {
+            guard let index = items.firstIndex(where: { $0.mapping?["id"]?.string == venue.id }) else { continue }
+            report(
+                items[index], "venues[\(index)].beacon",
+                "\(venue.constraint) matches no region; add a region whose uuid (and major/minor) covers it")
+        }
+    }
+
+    private mutating func checkHysteresis(enter: Double?, exit: Double?, _ node: Node, _ field: String) {
+        if let enter, let exit, exit >= enter {
+            report(node, "\(field).exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap")
+        }
+    }
+
+    // MARK: Field readers
+
+    private mutating func constraint(_ fields: [String: Node], _ node: Node, _ field: String) -> BeaconConstraint? {
+        guard let uuidNode = fields["uuid"] else {
+            report(node, "\(field).uuid", "missing; expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+            return nil
+        }
+        let uuid = self.uuid(uuidNode, "\(field).uuid")
+        let major = fields["major"].flatMap { number(integer: $0, "\(field).major", in: 0...65535) }
+        let minor = fields["minor"].flatMap { number(integer: $0, "\(field).minor", in: 0...65535) }
+        if let minorNode = fields["minor"], fields["major"] == nil {
+            report(minorNode, "\(field).minor", "a minor needs a major (as in Core Location)")
+            return nil
+        }
+        guard let uuid, fields["major"] == nil || major != nil, fields["minor"] == nil || minor != nil else { return nil }
+        return BeaconConstraint(uuid: uuid, major: major.map(UInt16.init), minor: minor.map(UInt16.init))
+    }
+
+    /// Ids name D-Bus objects and appear in logs: letters, digits, `-` and `_`.
+    private mutating func identifier(_ node: Node?, _ parent: Node, _ field: String) -> String? {
+        guard let node else {
+            report(parent, field, "missing; expected an id of letters, digits, '-' and '_'")
+            return nil
+        }
+        guard let text = string(node, field) else { return nil }
+        let allowed = text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
+        }
+        guard allowed, (1...64).contains(text.count) else {
+            report(node, field, "expected 1 to 64 letters, digits, '-' or '_', got '\(text)'")
+            return nil
+        }
+        return text
+    }
+
+    private mutating func uuid(_ node: Node, _ field: String) -> UUID? {
+        guard let text = string(node, field) else { return nil }
+        guard text.count == 36, let uuid = UUID(uuidString: text) else {
+            report(node, field, "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, got '\(text)'")
+            return nil
+        }
+        return uuid
+    }
+
+    private mutating func duration(_ node: Node, _ field: String, positive: Bool) -> Duration? {
+        guard let text = string(node, field) else { return nil }
+        if text.hasPrefix("-") {
+            report(node, field, "negative duration '\(text)'; expected a duration like 500ms, 10s or 2m")
+            return nil
+        }
+        guard let value = Duration(parsing: text) else {
+            report(node, field, "expected a duration like 500ms, 10s or 2m, got '\(text)'")
+            return nil
+        }
+        if positive, value <= .zero {
+            report(node, field, "must be longer than zero")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func bool(_ node: Node, _ field: String) -> Bool? {
+        switch scalar(node, field, expected: "true or false") {
+        case "true", "True", "yes": return true
+        case "false", "False", "no": return false
+        case nil: return nil
+        case let other?:
+            report(node, field, "expected true or false, got '\(other)'")
+            return nil
+        }
+    }
+
+    private mutating func number(_ node: Node, _ field: String, in range: ClosedRange<Double>) -> Double? {
+        guard let text = scalar(node, field, expected: "a number"), let value = Double(text), value.isFinite else {
+            if let text = node.scalar?.string { report(node, field, "expected a number, got '\(text)'") }
+            return nil
+        }
+        guard range.contains(value) else {
+            report(node, field, "expected a number in \(format(range.lowerBound))...\(format(range.upperBound)), got \(text)")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func number(integer node: Node, _ field: String, in range: ClosedRange<Int>) -> Int? {
+        guard let text = scalar(node, field, expected: "an integer") else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            report(node, field, "expected an integer \(range.lowerBound)...\(range.upperBound), got \(text)")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func string(_ node: Node, _ field: String) -> String? {
+        scalar(node, field, expected: "a string")
+    }
+
+    private mutating func scalar(_ node: Node, _ field: String, expected: String) -> String? {
+        guard let scalar = node.scalar else {
+            report(node, field, "expected \(expected), got a \(kind(node))")
+            return nil
+        }
+        return scalar.string
+    }
+
+    /// The mapping's entries by key, reporting keys it does not know.
+    private mutating func mapping(_ node: Node, _ field: String, keys: [String]) -> [String: Node]? {
+        guard let mapping = node.mapping else {
+            report(node, field.isEmpty ? "(top level)" : field, "expected a mapping of \(keys.joined(separator: ", ")), got a \(kind(node))")
+            return nil
+        }
+        var fields: [String: Node] = [:]
+        for (key, value) in mapping {
+            let name = key.scalar?.string ?? "?"
+            let path = field.isEmpty ? name : "\(field).\(name)"
+            guard keys.contains(name) else {
+                report(key, path, "unknown key; expected one of \(keys.joined(separator: ", "))")
+                continue
+            }
+            fields[name] = value
+        }
+        return fields
+    }
+
+    /// Reads every item of a sequence, keeping the good ones.
+    private mutating func list<T>(
+        _ node: Node?, _ field: String, _ item: (inout NodeReader, Node, String) -> T?
+    ) -> [T] {
+        guard let node else { return [] }
+        guard let sequence = node.sequence else {
+            report(node, field, "expected a list (lines starting with '- '), got a \(kind(node))")
+            return []
+        }
+        var items: [T] = []
+        for (index, element) in sequence.enumerated() {
+            if let value = item(&self, element, "\(field)[\(index)]") { items.append(value) }
+        }
+        return items
+    }
+
+    private func kind(_ node: Node) -> String {
+        switch node {
+        case .scalar: "scalar"
+        case .mapping: "mapping"
+        case .sequence: "list"
+        case .alias: "alias"
+        }
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    mutating func report(_ node: Node, _ field: String, _ message: String) {
+        problems.append(ConfigurationProblem(file: file, line: node.mark?.line, field: field, message: message))
+    }
+
+    /// YAML that does not parse at all: keep libyaml's position and problem.
+    func syntaxProblem(_ error: Error) -> ConfigurationProblem {
+        switch error {
+        case let YamlError.scanner(_, problem, mark, _), let YamlError.parser(_, problem, mark, _),
+            let YamlError.composer(_, problem, mark, _):
+            return ConfigurationProblem(file: file, line: mark.line, field: "", message: "YAML syntax: \(problem)")
+        case let YamlError.duplicatedKeysInMapping(duplicates, context):
+            return ConfigurationProblem(
+                file: file, line: context.mark.line, field: "",
+                message: "duplicate key \(duplicates.joined(separator: ", ")) in one mapping")
+        default:
+            return ConfigurationProblem(file: file, line: nil, field: "", message: "YAML: \(error)")
+        }
+    }
+}

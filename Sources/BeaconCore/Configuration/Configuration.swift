@@ -1,0 +1,18 @@
+/// Everything `beacons.yaml` says, validated: regions, venues and figures.
+public struct Configuration: Hashable, Sendable {
+    /// The source named in the file; the command line's `--source` wins over it.
+    public var source: SourceSpec?
+    public var ranging: RangingSettings
+    public var regions: [RegionDefinition]
+    public var venues: [VenueDefinition]
+
+    public init(
+        source: SourceSpec? = nil, ranging: RangingSettings = RangingSettings(),
+        regions: [RegionDefinition] = [], venues: [VenueDefinition] = []
+    ) {
+        self.source = source
+        self.ranging = ranging
+        self.regions = regions
+        self.venues = venues
+    }
+}

@@ -1,0 +1,22 @@
+/// The figures of region monitoring, ranging and venue selection, with the
+/// defaults SPEC section 5 gives; each can be set under `ranging:`.
+public struct RangingSettings: Hashable, Sendable {
+    /// n in `d = 10 ^ ((P1m - RSSI) / (10 n))`: 2 in free space, 2.5-4 indoors.
+    public var pathLossExponent: Double = 2.0
+    /// Proximity band edges, in metres.
+    public var immediateDistance: Double = 0.5
+    public var nearDistance: Double = 3.0
+    /// A region is left after this long without a matching sighting.
+    public var exitAfter: Duration = .seconds(10)
+    /// A challenger venue must be this much closer (a fraction) ...
+    public var switchMargin: Double = 0.2
+    /// ... for this long before the nearest venue changes.
+    public var switchDwell: Duration = .seconds(2)
+    /// Default for every venue without its own `max_distance`.
+    public var maxDistance: Double?
+    /// RSSI floor for entering a region, and the lower one for leaving it.
+    public var enterRSSI: Double?
+    public var exitRSSI: Double?
+
+    public init() {}
+}

@@ -1,0 +1,94 @@
+/// Where advertisements come from, as written on the command line or in
+/// `beacons.yaml`: `auto`, `hci[:hciN]`, `bluez[:hciN]`, `replay:FILE[@SPEED]`,
+/// `simulate[:SCENARIO]`.
+public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
+    case auto
+    case hci(adapter: String?)
+    case bluez(adapter: String?)
+    case replay(path: String, speed: ReplaySpeed)
+    case simulate(scenario: String?)
+
+    /// How fast a recording is replayed.
+    public enum ReplaySpeed: Hashable, Sendable, CustomStringConvertible {
+        /// SPEED× the recording's own pace (1 = real time).
+        case factor(Double)
+        /// As fast as possible.
+        case max
+
+        public var description: String {
+            switch self {
+            case .max: "max"
+            case .factor(let f): f == f.rounded() ? String(Int(f)) : String(f)
+            }
+        }
+    }
+
+    public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+        public var text: String
+        public var reason: String
+        public var description: String {
+            "invalid source '\(text)': \(reason); expected auto, hci[:hciN], bluez[:hciN], "
+                + "replay:FILE[@SPEED|@max] or simulate[:SCENARIO]"
+        }
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        let (kind, argument) = Self.split(text)
+        switch kind {
+        case "auto":
+            guard argument == nil else { throw ParseError(text: text, reason: "auto takes no argument") }
+            self = .auto
+        case "hci":
+            self = .hci(adapter: try Self.adapter(argument, text))
+        case "bluez":
+            self = .bluez(adapter: try Self.adapter(argument, text))
+        case "replay":
+            guard let argument, !argument.isEmpty else { throw ParseError(text: text, reason: "replay needs a FILE") }
+            self = try Self.replay(argument, text)
+        case "simulate":
+            if let argument, argument.isEmpty { throw ParseError(text: text, reason: "empty scenario name") }
+            self = .simulate(scenario: argument)
+        default:
+            throw ParseError(text: text, reason: "unknown source '\(kind)'")
+        }
+    }
+
+    private static func split(_ text: String) -> (String, String?) {
+        guard let colon = text.firstIndex(of: ":") else { return (text, nil) }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    private static func adapter(_ argument: String?, _ text: String) throws(ParseError) -> String? {
+        guard let argument else { return nil }
+        guard argument.hasPrefix("hci"), let number = Int(argument.dropFirst(3)), number >= 0 else {
+            throw ParseError(text: text, reason: "adapter must look like hci0")
+        }
+        return argument
+    }
+
+    /// `FILE@SPEED`: the last `@` starts a speed only if what follows is one,
+    /// so a file name with an `@` in it still works.
+    private static func replay(_ argument: String, _ text: String) throws(ParseError) -> SourceSpec {
+        guard let at = argument.lastIndex(of: "@") else { return .replay(path: argument, speed: .factor(1)) }
+        let path = String(argument[..<at])
+        let speedText = argument[argument.index(after: at)...]
+        if speedText == "max" { return .replay(path: path, speed: .max) }
+        let number = Double(speedText.hasSuffix("x") ? speedText.dropLast() : speedText)
+        guard let number else { return .replay(path: argument, speed: .factor(1)) }
+        guard number > 0, number.isFinite, !path.isEmpty else {
+            throw ParseError(text: text, reason: "replay speed must be a positive number or max")
+        }
+        return .replay(path: path, speed: .factor(number))
+    }
+
+    public var description: String {
+        switch self {
+        case .auto: "auto"
+        case .hci(let adapter): adapter.map { "hci:\($0)" } ?? "hci"
+        case .bluez(let adapter): adapter.map { "bluez:\($0)" } ?? "bluez"
+        case .replay(let path, .factor(1)): "replay:\(path)"
+        case .replay(let path, let speed): "replay:\(path)@\(speed)"
+        case .simulate(let scenario): scenario.map { "simulate:\($0)" } ?? "simulate"
+        }
+    }
+}

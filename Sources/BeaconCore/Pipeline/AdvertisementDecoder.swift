@@ -1,0 +1,51 @@
+/// The first stage of the pipeline: HCI events and advertisements in, iBeacon
+/// sightings out. It counts what went through and what was dropped, with the
+/// last reason: malformed input is counted, never silently lost.
+public struct AdvertisementDecoder: Sendable, Equatable {
+    /// HCI events read (advertising or not).
+    public var events = 0
+    /// Advertising reports read from those events.
+    public var advertisements = 0
+    /// Reports that carried an iBeacon.
+    public var iBeacons = 0
+    /// HCI events that could not be parsed (their reports are lost).
+    public var malformedEvents = 0
+    /// Reports whose payload was malformed.
+    public var malformedFrames = 0
+    /// The most recent reason something was dropped.
+    public var lastProblem: String?
+
+    public init() {}
+
+    public var malformed: Int { malformedEvents + malformedFrames }
+
+    /// Decodes one report's payload, counting the outcome.
+    public mutating func decode(_ advertisement: Advertisement) -> BeaconSighting? {
+        advertisements += 1
+        let report = advertisement.report
+        do {
+            guard let frame = try IBeaconFrame.decode(advertisingData: report.data) else { return nil }
+            iBeacons += 1
+            return BeaconSighting(
+                time: advertisement.time, frame: frame, rssi: report.rssi,
+                address: report.address, addressType: report.addressType)
+        } catch {
+            malformedFrames += 1
+            lastProblem = "\(report.address): \(error)"
+            return nil
+        }
+    }
+
+    /// Parses one HCI event and decodes its reports, counting the outcome.
+    public mutating func decode(event packet: ArraySlice<UInt8>, at time: Timestamp, _ body: (BeaconSighting) -> Void) {
+        events += 1
+        do {
+            try HCIEvent.forEachAdvertisingReport(in: packet) { report in
+                if let sighting = decode(Advertisement(time: time, report: report)) { body(sighting) }
+            }
+        } catch {
+            malformedEvents += 1
+            lastProblem = "HCI event: \(error)"
+        }
+    }
+}

@@ -1,0 +1,112 @@
+/// A point in time, in microseconds since the Unix epoch.
+///
+/// The core never reads a clock: every function that needs "now" takes a
+/// `Timestamp`, so tests drive time by hand and replays run at any speed.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var microsecondsSinceEpoch: Int64
+
+    public init(microsecondsSinceEpoch: Int64) {
+        self.microsecondsSinceEpoch = microsecondsSinceEpoch
+    }
+
+    public static func milliseconds(_ ms: Int64) -> Timestamp {
+        Timestamp(microsecondsSinceEpoch: ms * 1_000)
+    }
+
+    public var millisecondsSinceEpoch: Int64 { microsecondsSinceEpoch / 1_000 }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.microsecondsSinceEpoch < rhs.microsecondsSinceEpoch
+    }
+
+    public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
+        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch + rhs.microseconds)
+    }
+
+    public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
+        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch - rhs.microseconds)
+    }
+
+    public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
+        .microseconds(lhs.microsecondsSinceEpoch - rhs.microsecondsSinceEpoch)
+    }
+
+    /// ISO 8601 in UTC with microseconds, e.g. `2024-05-01T12:00:00.250000Z`.
+    public var description: String {
+        let (days, micros) = microsecondsSinceEpoch.floorDivided(by: 86_400_000_000)
+        let date = CivilDate(daysSinceEpoch: days)
+        let secondsOfDay = micros / 1_000_000
+        let fraction = micros % 1_000_000
+        return "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))T"
+            + "\(pad(secondsOfDay / 3600, 2)):\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2))"
+            + ".\(pad(fraction, 6))Z"
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, truncated toward zero.
+    public var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    /// Seconds as a floating-point number, for arithmetic in models.
+    public var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// A proleptic Gregorian date, for printing and parsing timestamps without Foundation's calendars.
+struct CivilDate: Equatable {
+    var year: Int64
+    var month: Int64
+    var day: Int64
+
+    init(year: Int64, month: Int64, day: Int64) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// Howard Hinnant's `civil_from_days`.
+    init(daysSinceEpoch: Int64) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        day = doy - (153 * mp + 2) / 5 + 1
+        month = mp < 10 ? mp + 3 : mp - 9
+        year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+    }
+
+    /// Howard Hinnant's `days_from_civil`.
+    var daysSinceEpoch: Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward negative infinity, with a non-negative remainder.
+    func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        var q = self / divisor
+        var r = self % divisor
+        if r < 0 {
+            q -= 1
+            r += divisor
+        }
+        return (q, r)
+    }
+}
+
+private func pad(_ value: Int64, _ width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}

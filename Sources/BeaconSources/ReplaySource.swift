@@ -1,0 +1,70 @@
+import BeaconCore
+import Foundation
+
+/// `replay:FILE[@SPEED]`: a recording replayed at its own pace, SPEED× or as fast as possible.
+///
+/// The format is recognised from the content (btsnoop 1001/1002/2001 or
+/// `hcidump --raw`). A capture cut short replays up to where it breaks and
+/// the summary says where that was.
+public struct ReplaySource: Sendable {
+    public let path: String
+    public let speed: SourceSpec.ReplaySpeed
+    /// Logs without times (plain `hcidump --raw`) are paced one event per this
+    /// interval from the moment the replay starts.
+    public static let untimedSpacing: Duration = .milliseconds(100)
+
+    public init(path: String, speed: SourceSpec.ReplaySpeed) {
+        self.path = path
+        self.speed = speed
+    }
+
+    /// What a finished replay read, and why it stopped if it stopped early.
+    public struct Summary: Sendable {
+        public var format: RecordingReader.Format
+        public var events = 0
+        /// Text-log packets that could not be read and were skipped.
+        public var skippedRecords = 0
+        public var stoppedEarly: RecordingError?
+    }
+
+    /// Reads and checks the recording up front, so a missing or foreign file
+    /// fails before anything starts.
+    public func open() throws(SourceError) -> RecordingReader {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"
+            throw .cannotRead(path: path, reason: reason)
+        }
+        do {
+            return try RecordingReader(bytes: [UInt8](data))
+        } catch {
+            throw .unreadableRecording(path: path, error)
+        }
+    }
+
+    /// Delivers every HCI event of the recording, sleeping on `clock` to keep its pace.
+    ///
+    /// - Parameter startTime: the time given to events of a log that carries none.
+    public func run<C: Clock<Duration>>(
+        clock: C, startTime: Timestamp, _ deliver: (SourceEvent) async -> Void
+    ) async throws(SourceError) -> Summary {
+        var reader = try open()
+        var summary = Summary(format: reader.format)
+        let startInstant = clock.now
+        var firstTime: Timestamp?
+        while let event = reader.next() {
+            if Task.isCancelled { break }
+            let time = event.timestamp ?? startTime + Self.untimedSpacing * summary.events
+            summary.events += 1
+            if case .factor(let factor) = speed {
+                let origin = firstTime ?? time
+                firstTime = origin
+                let due = startInstant.advanced(by: (time - origin) / factor)
+                if due > clock.now { try? await clock.sleep(until: due, tolerance: nil) }
+            }
+            await deliver(.hciEvent(event.packet, time: time))
+        }
+        summary.skippedRecords = reader.skippedRecords
+        summary.stoppedEarly = reader.failure
+        return summary
+    }
+}

@@ -1,0 +1,13 @@
+import BeaconCore
+
+/// What a source delivers to the pipeline.
+///
+/// Sources that see HCI (replay, hci) hand over raw event packets so that
+/// parsing and its error counts live in one place (`DecodeCounters`);
+/// sources that see decoded advertisements (bluez, simulate) hand those over.
+public enum SourceEvent: Sendable {
+    case hciEvent(ArraySlice<UInt8>, time: Timestamp)
+    case advertisement(Advertisement)
+    /// Scanning stopped or resumed, and why.
+    case availability(available: Bool, reason: String)
+}

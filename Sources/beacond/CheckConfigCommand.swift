@@ -1,0 +1,63 @@
+import ArgumentParser
+import BeaconConfiguration
+import BeaconCore
+import Foundation
+
+/// `beacond check-config FILE`: validate `beacons.yaml` and say what it means.
+struct CheckConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Validate a beacons.yaml and print what beacond understood from it.",
+        discussion: "Exits 1 and prints one line per problem (file:line: field: what was expected) when it is invalid."
+    )
+
+    @Argument(help: "The configuration file.")
+    var file: String = "beacons.yaml"
+
+    func run() throws {
+        do {
+            let configuration = try ConfigurationLoader.load(contentsOf: file)
+            print(ConfigurationSummary(configuration, file: file).text)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n\(file): invalid, \(error.problems.count) problem(s)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// A person's reading of a configuration: what will be monitored and named.
+struct ConfigurationSummary {
+    let text: String
+
+    init(_ configuration: Configuration, file: String) {
+        let r = configuration.ranging
+        var lines = ["\(file): valid"]
+        lines.append("source: \(configuration.source?.description ?? "auto (not set)")")
+        lines.append(
+            "ranging: path loss exponent \(r.pathLossExponent); immediate < \(r.immediateDistance) m, "
+                + "near < \(r.nearDistance) m; exit after \(r.exitAfter.configurationText); "
+                + "switch when \(Int((r.switchMargin * 100).rounded()))% closer for \(r.switchDwell.configurationText)"
+                + (r.maxDistance.map { "; max distance \($0) m" } ?? ""))
+        lines.append("regions (\(configuration.regions.count)):")
+        for region in configuration.regions {
+            let notify = [region.notifyOnEntry ? "entry" : nil, region.notifyOnExit ? "exit" : nil].compactMap { $0 }
+            lines.append(
+                "  \(region.id): \(Self.describe(region.constraint)); notify on "
+                    + (notify.isEmpty ? "nothing" : notify.joined(separator: " and ")))
+        }
+        lines.append("venues (\(configuration.venues.count)):")
+        for venue in configuration.venues {
+            let regions = configuration.regions.filter { $0.constraint.overlaps(venue.constraint) }.map(\.id)
+            var line = "  \(venue.id): \"\(venue.name)\" = \(Self.describe(venue.constraint)), in \(regions.joined(separator: ", "))"
+            if let power = venue.measuredPower { line += "; measured power \(power) dBm" }
+            if let distance = venue.maxDistance { line += "; within \(distance) m" }
+            lines.append(line)
+        }
+        text = lines.joined(separator: "\n")
+    }
+
+    private static func describe(_ constraint: BeaconConstraint) -> String {
+        "\(constraint.uuid.uuidString) major \(constraint.major.map(String.init) ?? "any") "
+            + "minor \(constraint.minor.map(String.init) ?? "any")"
+    }
+}
