@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// `beacond scan` and `check-config` as a person runs them.
+@Suite struct ScanCommandTests {
+    @Test func raspberryPiLogReplaysToItsIBeacons() throws {
+        let result = try TestSupport.run(
+            TestSupport.product("beacond"),
+            ["scan", "--source", "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@max", "--json"])
+        #expect(result.status == 0)
+        var counts: [String: Int] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let key = "\(object["uuid"]!)/\(object["major"]!)/\(object["minor"]!)/\(object["measured_power"]!)"
+            counts[key, default: 0] += 1
+        }
+        #expect(counts == [
+            "A495DEAD-C5B1-4B44-B512-1370F02D74DE/12345/65535/-59": 34,
+            "DAF246CE-8363-11E4-B116-123B93F75CBA/0/1/-62": 79,
+        ])
+        #expect(result.stderr.contains("242 advertisements read"))
+        #expect(result.stderr.contains("113 iBeacons decoded"))
+        #expect(result.stderr.contains("0 malformed dropped"))
+    }
+
+    @Test func truncatedCaptureReplaysWhatItHasAndSaysWhere() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var generator = SystemRandomNumberGenerator()
+        let capture = BtmonCrossCheckTests.generatedCapture(datalink: .monitor, using: &generator)
+        let path = directory.appendingPathComponent("cut.btsnoop").path
+        try Data(capture.bytes.dropLast(7)).write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("stopped early: truncated at byte"))
+        let lines = result.stdout.split(separator: "\n").count
+        #expect(lines >= capture.iBeacons - 3 && lines <= capture.iBeacons)
+    }
+
+    @Test func unknownFileFormatIsRefusedClearly() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.txt").path
+        try Data("shopping list\n".utf8).write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("not a recording beacond knows"))
+        let missing = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:/nonexistent.btsnoop"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no such file"))
+    }
+
+    @Test func hciSourceExplainsAMachineWithoutBluetooth() throws {
+        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "hci"])
+        #expect(result.status != 0)
+        // This machine's kernel has no Bluetooth; on a Pi without permission the message names the capability.
+        #expect(
+            result.stderr.contains("no Bluetooth sockets") || result.stderr.contains("CAP_NET_RAW")
+                || result.stderr.contains("adapter"))
+        #expect(result.stderr.contains("--source simulate") || result.stderr.contains("setcap") || result.stderr.contains("hciconfig"))
+    }
+
+    @Test func checkConfigAcceptsTheShippedFileAndRefusesABrokenOne() throws {
+        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("beacons.yaml").path
+        let good = try TestSupport.run(TestSupport.product("beacond"), ["check-config", shipped])
+        #expect(good.status == 0)
+        #expect(good.stdout.contains("咖啡小站"))
+
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken = directory.appendingPathComponent("beacons.yaml").path
+        try Data(
+            """
+            regions:
+              - id: cafe
+                uuid: not-a-uuid
+            venues:
+              - id: counter
+                name: Counter
+                beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 70000 }
+                colour: blue
+            """.utf8
+        ).write(to: URL(fileURLWithPath: broken))
+        let bad = try TestSupport.run(TestSupport.product("beacond"), ["check-config", broken])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("\(broken):3: regions[0].uuid: expected a UUID"))
+        #expect(bad.stderr.contains("\(broken):7: venues[0].beacon.major: expected an integer 0...65535, got 70000"))
+        #expect(bad.stderr.contains("\(broken):8: venues[0].colour: unknown key"))
+    }
+}
