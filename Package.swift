@@ -6,6 +6,8 @@ import PackageDescription
 /// Layout, as swift-nio separates NIOCore from NIOPosix:
 /// - `BeaconCore`: pure values and functions (frames, HCI events, recordings,
 ///   regions, ranging, venues). No I/O, no clock: time is passed in.
+/// - `BeaconSimulation`: a seeded radio and a walking listener, pure as the core.
+/// - `BeaconEvaluation`: beacond beside naive baselines, on scenarios and traces.
 /// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `CBluetooth`, `CDBus`: BlueZ's libbluetooth and libdbus-1, linked for real.
@@ -19,6 +21,8 @@ let package = Package(
         .library(name: "BeaconCore", targets: ["BeaconCore"]),
         .library(name: "BeaconConfiguration", targets: ["BeaconConfiguration"]),
         .library(name: "BeaconSources", targets: ["BeaconSources"]),
+        .library(name: "BeaconSimulation", targets: ["BeaconSimulation"]),
+        .library(name: "BeaconEvaluation", targets: ["BeaconEvaluation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
@@ -29,9 +33,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "BeaconCore"),
+        .target(name: "BeaconSimulation", dependencies: ["BeaconCore"]),
+        .target(name: "BeaconEvaluation", dependencies: ["BeaconCore", "BeaconSimulation"]),
         .target(
             name: "BeaconConfiguration",
-            dependencies: ["BeaconCore", .product(name: "Yams", package: "Yams")]
+            dependencies: ["BeaconCore", "BeaconSimulation", .product(name: "Yams", package: "Yams")]
         ),
         .systemLibrary(
             name: "CBluetooth",
@@ -45,12 +51,12 @@ let package = Package(
         ),
         .target(
             name: "BeaconSources",
-            dependencies: ["BeaconCore", "CBluetooth"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "CBluetooth"]
         ),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources", "CDBus",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation", "CDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -158,7 +158,7 @@ struct NodeReader {
 
     // MARK: Field readers
 
-    private mutating func constraint(_ fields: [String: Node], _ node: Node, _ field: String) -> BeaconConstraint? {
+    mutating func constraint(_ fields: [String: Node], _ node: Node, _ field: String) -> BeaconConstraint? {
         guard let uuidNode = fields["uuid"] else {
             report(node, "\(field).uuid", "missing; expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
             return nil
@@ -175,7 +175,7 @@ struct NodeReader {
     }
 
     /// Ids name D-Bus objects and appear in logs: letters, digits, `-` and `_`.
-    private mutating func identifier(_ node: Node?, _ parent: Node, _ field: String) -> String? {
+    mutating func identifier(_ node: Node?, _ parent: Node, _ field: String) -> String? {
         guard let node else {
             report(parent, field, "missing; expected an id of letters, digits, '-' and '_'")
             return nil
@@ -191,7 +191,7 @@ struct NodeReader {
         return text
     }
 
-    private mutating func uuid(_ node: Node, _ field: String) -> UUID? {
+    mutating func uuid(_ node: Node, _ field: String) -> UUID? {
         guard let text = string(node, field) else { return nil }
         guard text.count == 36, let uuid = UUID(uuidString: text) else {
             report(node, field, "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, got '\(text)'")
@@ -200,7 +200,7 @@ struct NodeReader {
         return uuid
     }
 
-    private mutating func duration(_ node: Node, _ field: String, positive: Bool) -> Duration? {
+    mutating func duration(_ node: Node, _ field: String, positive: Bool) -> Duration? {
         guard let text = string(node, field) else { return nil }
         if text.hasPrefix("-") {
             report(node, field, "negative duration '\(text)'; expected a duration like 500ms, 10s or 2m")
@@ -217,7 +217,7 @@ struct NodeReader {
         return value
     }
 
-    private mutating func bool(_ node: Node, _ field: String) -> Bool? {
+    mutating func bool(_ node: Node, _ field: String) -> Bool? {
         switch scalar(node, field, expected: "true or false") {
         case "true", "True", "yes": return true
         case "false", "False", "no": return false
@@ -228,7 +228,7 @@ struct NodeReader {
         }
     }
 
-    private mutating func number(_ node: Node, _ field: String, in range: ClosedRange<Double>) -> Double? {
+    mutating func number(_ node: Node, _ field: String, in range: ClosedRange<Double>) -> Double? {
         guard let text = scalar(node, field, expected: "a number"), let value = Double(text), value.isFinite else {
             if let text = node.scalar?.string { report(node, field, "expected a number, got '\(text)'") }
             return nil
@@ -240,7 +240,7 @@ struct NodeReader {
         return value
     }
 
-    private mutating func number(integer node: Node, _ field: String, in range: ClosedRange<Int>) -> Int? {
+    mutating func number(integer node: Node, _ field: String, in range: ClosedRange<Int>) -> Int? {
         guard let text = scalar(node, field, expected: "an integer") else { return nil }
         guard let value = Int(text), range.contains(value) else {
             report(node, field, "expected an integer \(range.lowerBound)...\(range.upperBound), got \(text)")
@@ -249,11 +249,11 @@ struct NodeReader {
         return value
     }
 
-    private mutating func string(_ node: Node, _ field: String) -> String? {
+    mutating func string(_ node: Node, _ field: String) -> String? {
         scalar(node, field, expected: "a string")
     }
 
-    private mutating func scalar(_ node: Node, _ field: String, expected: String) -> String? {
+    mutating func scalar(_ node: Node, _ field: String, expected: String) -> String? {
         guard let scalar = node.scalar else {
             report(node, field, "expected \(expected), got a \(kind(node))")
             return nil
@@ -262,7 +262,7 @@ struct NodeReader {
     }
 
     /// The mapping's entries by key, reporting keys it does not know.
-    private mutating func mapping(_ node: Node, _ field: String, keys: [String]) -> [String: Node]? {
+    mutating func mapping(_ node: Node, _ field: String, keys: [String]) -> [String: Node]? {
         guard let mapping = node.mapping else {
             report(node, field.isEmpty ? "(top level)" : field, "expected a mapping of \(keys.joined(separator: ", ")), got a \(kind(node))")
             return nil
@@ -281,7 +281,7 @@ struct NodeReader {
     }
 
     /// Reads every item of a sequence, keeping the good ones.
-    private mutating func list<T>(
+    mutating func list<T>(
         _ node: Node?, _ field: String, _ item: (inout NodeReader, Node, String) -> T?
     ) -> [T] {
         guard let node else { return [] }
@@ -296,7 +296,7 @@ struct NodeReader {
         return items
     }
 
-    private func kind(_ node: Node) -> String {
+    func kind(_ node: Node) -> String {
         switch node {
         case .scalar: "scalar"
         case .mapping: "mapping"

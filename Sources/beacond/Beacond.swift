@@ -8,7 +8,7 @@ struct Beacond: AsyncParsableCommand {
         commandName: "beacond",
         abstract: "iBeacon scanning, region monitoring and ranging service.",
         version: BeacondVersion.string,
-        subcommands: [ScanCommand.self, CheckConfigCommand.self]
+        subcommands: [ScanCommand.self, CheckConfigCommand.self, EvaluateCommand.self]
     )
 }
 

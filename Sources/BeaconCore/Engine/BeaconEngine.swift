@@ -1,0 +1,214 @@
+/// The whole pure pipeline after decoding: sightings in, region transitions,
+/// ranged beacons and the nearest venue out. Time comes in with every call.
+///
+/// Two-stage, as Core Location: a beacon is tracked only if some monitored
+/// region's constraint matches it, and ranged (reported, and a candidate for
+/// nearest venue) only while one of those regions is `inside`.
+public struct BeaconEngine: Sendable {
+    public private(set) var configuration: Configuration
+    public private(set) var monitor: RegionMonitor
+    public private(set) var preferredVenueID: String?
+    /// When the last advertisement of any kind arrived: the service flags a silent source from it.
+    public private(set) var lastSighting: Timestamp?
+    public var filterParameters = RSSIFilter.Parameters()
+    private var ranger: Ranger
+    private var selector: VenueSelector
+    private var tracks: [BeaconIdentity: BeaconTrack] = [:]
+    private var ranged: [BeaconIdentity: RangedBeacon] = [:]
+    private var transitions: [RegionTransition] = []
+
+    public init(configuration: Configuration, restored: EngineState = EngineState(), now: Timestamp) {
+        self.configuration = configuration
+        monitor = RegionMonitor(
+            regions: configuration.regions, settings: configuration.ranging, restored: restored.regions, now: now)
+        ranger = Ranger(settings: configuration.ranging)
+        selector = VenueSelector(margin: configuration.ranging.switchMargin, dwell: configuration.ranging.switchDwell)
+        if let preferred = restored.preferredVenue, configuration.venues.contains(where: { $0.id == preferred }) {
+            preferredVenueID = preferred
+        }
+    }
+
+    // MARK: Input
+
+    /// Folds one sighting in. Region entries happen here; exits, staleness and
+    /// the nearest venue are decided in `tick`.
+    public mutating func ingest(_ sighting: BeaconSighting, into events: inout [EngineEvent]) {
+        lastSighting = max(lastSighting ?? sighting.time, sighting.time)
+        let identity = sighting.identity
+        var track: BeaconTrack
+        let previousInterval: Duration?
+        if let existing = tracks[identity] {
+            track = existing
+            previousInterval = track.interval
+            track.observe(sighting, isFirst: false)
+        } else {
+            let indices = monitor.indices(matching: identity)
+            guard !indices.isEmpty else { return }
+            let venue = venueIndex(for: identity)
+            track = BeaconTrack(
+                sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
+                calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower })
+            previousInterval = nil
+            track.observe(sighting, isFirst: true)
+        }
+        monitor.observe(
+            rssi: sighting.rssi, at: sighting.time, interval: previousInterval, indices: track.regionIndices,
+            identity: identity, into: &transitions)
+        tracks[identity] = track
+        flushTransitions(into: &events)
+        rangeAndPublish(identity, now: sighting.time, into: &events)
+    }
+
+    /// Lets time pass: stale beacons go unknown, forgotten ones disappear,
+    /// regions exit, and the nearest venue is decided.
+    public mutating func tick(now: Timestamp, into events: inout [EngineEvent]) {
+        var slowest: [Int: Duration] = [:]
+        var strongest: [Int: Double] = [:]
+        for (identity, track) in tracks {
+            if now - track.lastSeen > forgetAfter(track) {
+                tracks[identity] = nil
+                if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
+                continue
+            }
+            let fresh = now - track.lastSeen <= track.staleAfter(minimum: ranger.staleAfter)
+            for index in track.regionIndices {
+                if let interval = track.interval { slowest[index] = max(slowest[index] ?? .zero, interval) }
+                if fresh, track.filter.estimate.isFinite {
+                    strongest[index] = max(strongest[index] ?? -.infinity, track.filter.estimate)
+                }
+            }
+        }
+        monitor.tick(
+            now: now, slowestInterval: { slowest[$0] }, strongestRSSI: { strongest[$0] }, into: &transitions)
+        flushTransitions(into: &events)
+        for identity in Array(tracks.keys) { rangeAndPublish(identity, now: now, into: &events) }
+        decideNearestVenue(now: now, into: &events)
+    }
+
+    // MARK: Output
+
+    /// Ranged beacons, nearest first, unknown last; all of them, or those matching `constraint`.
+    public func rangedBeacons(matching constraint: BeaconConstraint? = nil) -> [RangedBeacon] {
+        ranged.values.filter { constraint?.matches($0.identity) ?? true }.sorted(by: RangedBeacon.rangingOrder)
+    }
+
+    public func rangedBeacon(_ identity: BeaconIdentity) -> RangedBeacon? { ranged[identity] }
+
+    public var nearestVenue: NearestVenue? { selector.current }
+
+    public var state: EngineState {
+        EngineState(
+            regions: Dictionary(
+                monitor.definitions.filter { $0.owner == nil }.compactMap { definition in
+                    monitor.state(of: definition.id).map { (definition.id, $0) }
+                },
+                uniquingKeysWith: { first, _ in first }),
+            preferredVenue: preferredVenueID)
+    }
+
+    // MARK: Requests
+
+    /// A venue id, or `nil` for "nearest to me". Takes effect at the next tick.
+    public mutating func setPreferredVenue(_ id: String?) throws(EngineError) {
+        if let id, !configuration.venues.contains(where: { $0.id == id }) { throw .unknownVenue(id) }
+        preferredVenueID = id
+    }
+
+    public mutating func startMonitoring(_ region: RegionDefinition, now: Timestamp) throws(EngineError) {
+        guard monitor.state(of: region.id) == nil else { throw .regionExists(region.id) }
+        monitor.add(region, now: now)
+        reindexTracks()
+    }
+
+    public mutating func stopMonitoring(id: String, into events: inout [EngineEvent]) throws(EngineError) {
+        guard monitor.remove(id: id) else { throw .unknownRegion(id) }
+        reindexTracks()
+        for identity in Array(tracks.keys) where tracks[identity]!.regionIndices.isEmpty {
+            tracks[identity] = nil
+            if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
+        }
+    }
+
+    /// Applies a new configuration, keeping what still holds: the state of
+    /// every region whose id and constraint are unchanged, clients' regions,
+    /// the preferred venue if it still exists, and the incumbent nearest venue.
+    public mutating func reconfigure(_ new: Configuration, now: Timestamp) {
+        let old = Dictionary(monitor.definitions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var restored: [String: RegionState] = [:]
+        for region in new.regions where old[region.id]?.constraint == region.constraint {
+            restored[region.id] = monitor.state(of: region.id)
+        }
+        var next = RegionMonitor(regions: new.regions, settings: new.ranging, restored: restored, now: now)
+        for client in monitor.definitions where client.owner != nil {
+            next.add(client, restoredState: monitor.state(of: client.id), now: now)
+        }
+        let currentVenue = selector.current?.venueID
+        configuration = new
+        monitor = next
+        ranger = Ranger(settings: new.ranging)
+        selector.margin = new.ranging.switchMargin
+        selector.dwell = new.ranging.switchDwell
+        selector.retarget(currentIndex: currentVenue.flatMap { id in new.venues.firstIndex { $0.id == id } })
+        if let preferred = preferredVenueID, !new.venues.contains(where: { $0.id == preferred }) { preferredVenueID = nil }
+        reindexTracks()
+    }
+
+    // MARK: Internals
+
+    private func venueIndex(for identity: BeaconIdentity) -> Int? {
+        configuration.venues.firstIndex { $0.constraint.matches(identity) }
+    }
+
+    /// A beacon is forgotten after as long as a region would take to exit without it.
+    private func forgetAfter(_ track: BeaconTrack) -> Duration {
+        max(configuration.ranging.exitAfter, (track.interval ?? .zero) * 3)
+    }
+
+    private mutating func reindexTracks() {
+        for identity in Array(tracks.keys) {
+            let venue = venueIndex(for: identity)
+            tracks[identity]!.regionIndices = monitor.indices(matching: identity)
+            tracks[identity]!.venueIndex = venue
+            tracks[identity]!.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
+        }
+    }
+
+    private mutating func flushTransitions(into events: inout [EngineEvent]) {
+        guard !transitions.isEmpty else { return }
+        events.append(contentsOf: transitions.map(EngineEvent.region))
+        transitions.removeAll(keepingCapacity: true)
+    }
+
+    /// Re-ranges one beacon and publishes it while one of its regions is inside.
+    private mutating func rangeAndPublish(_ identity: BeaconIdentity, now: Timestamp, into events: inout [EngineEvent]) {
+        guard var track = tracks[identity] else { return }
+        let inside = track.regionIndices.contains { monitor.regions[$0].state == .inside }
+        let venueID = track.venueIndex.map { configuration.venues[$0].id }
+        let beacon = ranger.range(&track, now: now, venueID: venueID)
+        tracks[identity] = track
+        if inside {
+            if ranged.updateValue(beacon, forKey: identity) == nil { events.append(.beaconAppeared(identity)) }
+        } else if ranged.removeValue(forKey: identity) != nil {
+            events.append(.beaconDisappeared(identity))
+        }
+    }
+
+    private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
+        var best: [Int: VenueSelector.Candidate] = [:]
+        for beacon in ranged.values where beacon.proximity != .unknown {
+            guard let venueIndex = tracks[beacon.identity]?.venueIndex else { continue }
+            let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
+            if let limit, beacon.distance > limit { continue }
+            if let existing = best[venueIndex],
+                (existing.beacon.distance, existing.beacon.identity) <= (beacon.distance, beacon.identity)
+            {
+                continue
+            }
+            best[venueIndex] = VenueSelector.Candidate(venueIndex: venueIndex, beacon: beacon)
+        }
+        let preferred = preferredVenueID.flatMap { id in configuration.venues.firstIndex { $0.id == id } }
+        if selector.update(candidates: Array(best.values), venues: configuration.venues, preferred: preferred, now: now) {
+            events.append(.nearestVenueChanged(selector.current))
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// Everything the engine keeps about one beacon it hears: its filter, its
+/// advertising rhythm, its band, and which regions and venue it belongs to.
+struct BeaconTrack: Sendable {
+    let identity: BeaconIdentity
+    var filter: RSSIFilter
+    var lastRSSI: Int8?
+    var lastSeen: Timestamp
+    var frameMeasuredPower: Int8
+    var address: BluetoothAddress
+    /// Typical time between sightings (an average of gaps, packet loss included).
+    var interval: Duration?
+    var proximity: Proximity = .unknown
+    /// Indices into the engine's regions whose constraint matches this beacon.
+    var regionIndices: [Int]
+    /// Index into the configuration's venues, and that venue's calibration.
+    var venueIndex: Int?
+    var calibratedPower: Int8?
+
+    init(sighting: BeaconSighting, filter: RSSIFilter.Parameters, regionIndices: [Int], venueIndex: Int?, calibratedPower: Int8?) {
+        identity = sighting.identity
+        self.filter = RSSIFilter(parameters: filter)
+        lastSeen = sighting.time
+        frameMeasuredPower = sighting.frame.measuredPower
+        address = sighting.address
+        self.regionIndices = regionIndices
+        self.venueIndex = venueIndex
+        self.calibratedPower = calibratedPower
+    }
+
+    var measuredPower: Int8 { calibratedPower ?? frameMeasuredPower }
+
+    /// Folds a sighting in. The interval average ignores gaps over 10 s: a
+    /// beacon out of range for a minute has not slowed down.
+    mutating func observe(_ sighting: BeaconSighting, isFirst: Bool) {
+        if !isFirst {
+            let gap = sighting.time - lastSeen
+            if gap > .zero, gap <= .seconds(10) {
+                interval = interval.map { $0 * 0.8 + gap * 0.2 } ?? gap
+            }
+        }
+        lastSeen = max(lastSeen, sighting.time)
+        lastRSSI = sighting.rssi
+        frameMeasuredPower = sighting.frame.measuredPower
+        address = sighting.address
+        if let rssi = sighting.rssi {
+            filter.update(rssi: Double(rssi), at: sighting.time)
+        }
+    }
+
+    /// How long without a sighting before this beacon's figures are too old:
+    /// never less than a few of its own advertising intervals.
+    func staleAfter(minimum: Duration) -> Duration {
+        max(minimum, (interval ?? .zero) * 3)
+    }
+}

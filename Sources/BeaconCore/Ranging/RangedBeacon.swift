@@ -1,0 +1,26 @@
+/// One beacon as ranging sees it, like Core Location's `CLBeacon`.
+public struct RangedBeacon: Sendable, Equatable {
+    public var identity: BeaconIdentity
+    /// RSSI of the last advertisement, dBm; `nil` if the controller could not measure it.
+    public var rssi: Int8?
+    /// The filtered RSSI the distance comes from, dBm.
+    public var filteredRSSI: Double
+    /// The power at 1 m used for the distance: the venue's calibration, else the frame's.
+    public var measuredPower: Int8
+    /// Metres; meaningful unless `proximity` is unknown.
+    public var distance: Double
+    /// One-sigma uncertainty of `distance`, metres (`CLBeacon.accuracy`).
+    public var accuracy: Double
+    public var proximity: Proximity
+    public var lastSeen: Timestamp
+    public var address: BluetoothAddress
+    /// The venue this beacon marks, if any.
+    public var venueID: String?
+
+    /// Nearest first, unknown last (then by identity, so the order is stable).
+    public static func rangingOrder(_ a: RangedBeacon, _ b: RangedBeacon) -> Bool {
+        if (a.proximity == .unknown) != (b.proximity == .unknown) { return b.proximity == .unknown }
+        if a.proximity != .unknown, a.distance != b.distance { return a.distance < b.distance }
+        return a.identity < b.identity
+    }
+}

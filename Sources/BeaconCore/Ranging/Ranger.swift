@@ -1,0 +1,38 @@
+/// Turns a beacon's filtered RSSI into distance, accuracy and proximity.
+///
+/// A beacon is `unknown` with fewer than `minimumSamples` RSSI samples or when
+/// it has not been heard for `staleAfter` (at least three of its own intervals).
+public struct Ranger: Hashable, Sendable {
+    public var model: PathLossModel
+    public var bands: ProximityBands
+    public var minimumSamples = 2
+    public var staleAfter: Duration = .seconds(5)
+
+    public init(settings: RangingSettings) {
+        model = PathLossModel(exponent: settings.pathLossExponent)
+        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
+    }
+
+    /// Updates the track's band after a sighting or as time passes, and
+    /// returns what ranging reports for it now.
+    func range(_ track: inout BeaconTrack, now: Timestamp, venueID: String?) -> RangedBeacon {
+        let filter = track.filter
+        let fresh = now - track.lastSeen <= track.staleAfter(minimum: staleAfter)
+        var distance = -1.0
+        var accuracy = -1.0
+        if filter.samples >= minimumSamples, filter.estimate.isFinite, fresh {
+            let power = Double(track.measuredPower)
+            distance = model.distance(rssi: filter.estimate, measuredPower: power)
+            let sigma = (filter.variance + filter.measurementVariance / Double(max(filter.samples, 1))).squareRoot()
+            accuracy = model.distanceSigma(distance: distance, rssiSigma: sigma)
+            track.proximity = bands.band(for: distance, previous: track.proximity)
+        } else {
+            track.proximity = .unknown
+        }
+        return RangedBeacon(
+            identity: track.identity, rssi: track.lastRSSI,
+            filteredRSSI: filter.estimate.isFinite ? filter.estimate : Double(track.lastRSSI ?? 0),
+            measuredPower: track.measuredPower, distance: distance, accuracy: accuracy,
+            proximity: track.proximity, lastSeen: track.lastSeen, address: track.address, venueID: venueID)
+    }
+}

@@ -1,0 +1,145 @@
+/// Region monitoring with evidence and hysteresis (SPEC section 4).
+///
+/// - Enter on two qualifying sightings (RSSI at or above the enter floor, if
+///   any) within a window of 2 s, widened to three intervals for a beacon
+///   that advertises slowly: a single stray packet never enters.
+/// - Exit when no matching beacon has been seen for `exit_after` (never less
+///   than three of the slowest matching beacon's intervals), or when the best
+///   filtered RSSI of the matching beacons falls below the exit threshold,
+///   which is lower than the enter floor.
+/// - `unknown` until the first evidence; after one exit timeout without any,
+///   the region is determined `outside` without an announcement.
+public struct RegionMonitor: Sendable {
+    struct Region: Sendable {
+        var definition: RegionDefinition
+        var state: RegionState
+        /// Last sighting of any matching beacon (or, restored inside, the start time).
+        var lastSeen: Timestamp?
+        /// Last qualifying sighting that did not yet make an entry.
+        var pendingSighting: Timestamp?
+        /// Since when the region has been watched without evidence (for determining outside).
+        var watchedSince: Timestamp
+        var enterRSSI: Double?
+        var exitRSSI: Double?
+        var exitAfter: Duration
+    }
+
+    public static let enterWindow: Duration = .seconds(2)
+    private(set) var regions: [Region] = []
+    private var settings: RangingSettings
+
+    /// - Parameter restored: states saved by an earlier run; a region restored
+    ///   inside stays inside without a new enter and exits once evidence says so.
+    public init(regions: [RegionDefinition], settings: RangingSettings, restored: [String: RegionState] = [:], now: Timestamp) {
+        self.settings = settings
+        for definition in regions {
+            add(definition, restoredState: restored[definition.id], now: now)
+        }
+    }
+
+    public var definitions: [RegionDefinition] { regions.map(\.definition) }
+
+    public func state(of id: String) -> RegionState? {
+        regions.first { $0.definition.id == id }?.state
+    }
+
+    public var states: [String: RegionState] {
+        Dictionary(regions.map { ($0.definition.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Indices of the regions whose constraint matches `identity`.
+    func indices(matching identity: BeaconIdentity) -> [Int] {
+        regions.indices.filter { regions[$0].definition.constraint.matches(identity) }
+    }
+
+    public mutating func add(_ definition: RegionDefinition, restoredState: RegionState? = nil, now: Timestamp) {
+        let state = restoredState ?? .unknown
+        regions.append(
+            Region(
+                definition: definition, state: state,
+                lastSeen: state == .inside ? now : nil, pendingSighting: nil, watchedSince: now,
+                enterRSSI: definition.enterRSSI ?? settings.enterRSSI,
+                exitRSSI: definition.exitRSSI ?? settings.exitRSSI,
+                exitAfter: definition.exitAfter ?? settings.exitAfter))
+    }
+
+    /// Removes a region; indices of later regions shift down by one.
+    public mutating func remove(id: String) -> Bool {
+        guard let index = regions.firstIndex(where: { $0.definition.id == id }) else { return false }
+        regions.remove(at: index)
+        return true
+    }
+
+    /// A sighting of a beacon that matches the regions at `indices`.
+    mutating func observe(
+        rssi: Int8?, at time: Timestamp, interval: Duration?, indices: [Int], identity: BeaconIdentity,
+        into transitions: inout [RegionTransition]
+    ) {
+        for index in indices {
+            var region = regions[index]
+            region.lastSeen = max(region.lastSeen ?? time, time)
+            let qualifies = region.enterRSSI.map { floor in rssi.map { Double($0) >= floor } ?? false } ?? true
+            if region.state != .inside, qualifies {
+                let window = max(Self.enterWindow, (interval ?? .zero) * 3)
+                if let pending = region.pendingSighting, time - pending <= window, time > pending {
+                    region.state = .inside
+                    region.pendingSighting = nil
+                    transitions.append(
+                        RegionTransition(
+                            regionID: region.definition.id, kind: .entered, time: time,
+                            notify: region.definition.notifyOnEntry,
+                            reason: "2 sightings of \(identity) within \(window.configurationText)"))
+                } else {
+                    region.pendingSighting = time
+                }
+            }
+            regions[index] = region
+        }
+    }
+
+    /// Exits by timeout or by signal, and regions determined outside.
+    ///
+    /// - Parameters:
+    ///   - slowestInterval: per region, the longest advertising interval of its beacons.
+    ///   - strongestRSSI: per region, the best filtered RSSI of its fresh beacons.
+    mutating func tick(
+        now: Timestamp, slowestInterval: (Int) -> Duration?, strongestRSSI: (Int) -> Double?,
+        into transitions: inout [RegionTransition]
+    ) {
+        for index in regions.indices {
+            var region = regions[index]
+            let timeout = max(region.exitAfter, (slowestInterval(index) ?? .zero) * 3)
+            switch region.state {
+            case .inside:
+                if let lastSeen = region.lastSeen, now - lastSeen >= timeout {
+                    region.state = .outside
+                    transitions.append(
+                        RegionTransition(
+                            regionID: region.definition.id, kind: .exited, time: now,
+                            notify: region.definition.notifyOnExit, reason: "not seen for \(timeout.configurationText)"))
+                } else if let exitRSSI = region.exitRSSI, let strongest = strongestRSSI(index), strongest < exitRSSI {
+                    region.state = .outside
+                    transitions.append(
+                        RegionTransition(
+                            regionID: region.definition.id, kind: .exited, time: now,
+                            notify: region.definition.notifyOnExit,
+                            reason: "filtered RSSI \(Int(strongest.rounded())) dBm below \(Int(exitRSSI)) dBm"))
+                }
+            case .unknown:
+                if now - (region.lastSeen ?? region.watchedSince) >= timeout {
+                    region.state = .outside
+                    transitions.append(
+                        RegionTransition(
+                            regionID: region.definition.id, kind: .determinedOutside, time: now, notify: false,
+                            reason: "nothing seen for \(timeout.configurationText)"))
+                }
+            case .outside:
+                break
+            }
+            if let pending = region.pendingSighting, now - pending > max(Self.enterWindow, timeout) {
+                region.pendingSighting = nil
+            }
+            regions[index] = region
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// The answer to "which venue am I nearest to, and how sure is that?".
+public struct NearestVenue: Sendable, Equatable {
+    public enum Source: String, Sendable {
+        /// From ranging: the venue of the closest ranged beacon.
+        case ranging
+        /// Nothing in range; the user's preferred venue stands in.
+        case preference
+    }
+
+    public var venueID: String
+    public var name: String
+    public var source: Source
+    /// The beacon that decided it (`nil` for a preference).
+    public var beacon: RangedBeacon?
+    /// The closest other venue in range, if any.
+    public var runnerUpID: String?
+    /// How far ahead of the runner-up, 0...1: (d_runner − d_winner) / d_runner; 1 with no runner-up.
+    public var margin: Double
+
+    public var proximity: Proximity { beacon?.proximity ?? .unknown }
+    public var distance: Double { beacon?.distance ?? -1 }
+}

@@ -1,0 +1,82 @@
+/// Chooses the nearest venue, with a switch margin and a dwell time so that
+/// a person standing between two counters does not see the answer flicker.
+///
+/// The incumbent keeps the answer until a challenger is closer by more than
+/// `margin` (a fraction of the incumbent's distance) continuously for `dwell`.
+/// An incumbent that drops out of range (unknown, stale, beyond
+/// `max_distance`) is replaced at once. With nothing in range, the preferred
+/// venue, if set, is the answer, marked as such.
+public struct VenueSelector: Sendable {
+    public struct Candidate: Sendable, Equatable {
+        public var venueIndex: Int
+        public var beacon: RangedBeacon
+
+        public init(venueIndex: Int, beacon: RangedBeacon) {
+            self.venueIndex = venueIndex
+            self.beacon = beacon
+        }
+    }
+
+    public var margin: Double
+    public var dwell: Duration
+    public private(set) var current: NearestVenue?
+    private var challenger: (venueIndex: Int, since: Timestamp)?
+    private var currentIndex: Int?
+
+    public init(margin: Double, dwell: Duration) {
+        self.margin = margin
+        self.dwell = dwell
+    }
+
+    /// Re-decides from this moment's candidates (at most one per venue, its
+    /// closest ranged beacon). Returns true when the venue answered changed.
+    public mutating func update(
+        candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
+    ) -> Bool {
+        let previous = current.map { ($0.venueID, $0.source) }
+        let ranked = candidates.sorted {
+            ($0.beacon.distance, $0.venueIndex) < ($1.beacon.distance, $1.venueIndex)
+        }
+        if let best = ranked.first {
+            let incumbent = currentIndex.flatMap { index in ranked.first { $0.venueIndex == index } }
+            var winner = incumbent ?? best
+            if let incumbent, best.venueIndex != incumbent.venueIndex,
+                best.beacon.distance < incumbent.beacon.distance * (1 - margin)
+            {
+                if let challenger, challenger.venueIndex == best.venueIndex {
+                    if now - challenger.since >= dwell { winner = best }
+                } else {
+                    challenger = (best.venueIndex, now)
+                }
+            } else {
+                challenger = nil
+            }
+            if winner.venueIndex != incumbent?.venueIndex { challenger = nil }
+            let runnerUp = ranked.first { $0.venueIndex != winner.venueIndex }
+            let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
+            currentIndex = winner.venueIndex
+            current = NearestVenue(
+                venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
+                beacon: winner.beacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
+                margin: min(1, max(0, lead)))
+        } else {
+            challenger = nil
+            currentIndex = nil
+            current = preferred.map {
+                NearestVenue(
+                    venueID: venues[$0].id, name: venues[$0].name, source: .preference, beacon: nil,
+                    runnerUpID: nil, margin: 0)
+            }
+        }
+        let now = current.map { ($0.venueID, $0.source) }
+        return now?.0 != previous?.0 || now?.1 != previous?.1
+    }
+
+    /// Keeps the incumbent across a reconfiguration that moved it to `index`
+    /// (or dropped it: `nil`), so a reload does not announce a change that is none.
+    public mutating func retarget(currentIndex index: Int?) {
+        challenger = nil
+        currentIndex = index
+        if index == nil { current = nil }
+    }
+}

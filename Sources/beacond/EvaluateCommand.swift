@@ -1,0 +1,97 @@
+import ArgumentParser
+import BeaconConfiguration
+import BeaconCore
+import BeaconEvaluation
+import BeaconSimulation
+import Foundation
+
+/// `beacond evaluate`: beacond against ground truth, beside two naive baselines.
+struct EvaluateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Measure ranging and nearest-venue selection against ground truth.",
+        discussion: """
+            --source simulate[:SCENARIO] runs the whole engine on a simulated walk and reports nearest-venue \
+            accuracy, time to the correct venue, spurious switches, band accuracy and region event latency.
+            --trace FILE runs the ranger over a recording at known distances (time_ms,uuid,major,minor,rssi,\
+            measured_power,true_distance_m) and reports band accuracy, median distance error and band switches.
+            Both print beacond beside a raw-RSSI baseline and a 20 s running-average baseline.
+            """
+    )
+
+    @Option(help: "simulate[:SCENARIO]: a scenario name in scenarios/ beside the configuration, or a path.")
+    var source: SourceSpec?
+
+    @Option(help: "A trace CSV with ground truth.")
+    var trace: String?
+
+    @Option(help: "With --trace: write beacond's estimate after every row to this CSV.")
+    var estimates: String?
+
+    @Option(help: "The configuration (venues, regions, ranging figures).")
+    var config = "beacons.yaml"
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    func validate() throws {
+        switch (source, trace) {
+        case (.simulate?, nil), (nil, _?): break
+        case (nil, nil): throw ValidationError("give --source simulate[:SCENARIO] or --trace FILE")
+        case (_?, _?): throw ValidationError("give either --source or --trace, not both")
+        case (_?, nil): throw ValidationError("evaluate needs ground truth: only --source simulate[:SCENARIO] has it")
+        }
+        if estimates != nil, trace == nil { throw ValidationError("--estimates goes with --trace") }
+    }
+
+    func run() throws {
+        let configuration: Configuration
+        do {
+            configuration = try ConfigurationLoader.load(contentsOf: config)
+        } catch {
+            if trace != nil, !FileManager.default.fileExists(atPath: config) {
+                configuration = Configuration()
+            } else {
+                throw Failure(error.description)
+            }
+        }
+        if let trace {
+            try evaluateTrace(trace, settings: configuration.ranging)
+        } else if case .simulate(let name)? = source {
+            let path = ConfigurationLoader.scenarioPath(name, besideConfiguration: config)
+            let scenario: Scenario
+            do {
+                scenario = try ConfigurationLoader.loadScenario(contentsOf: path)
+            } catch {
+                throw Failure(error.description)
+            }
+            let evaluation = SimulationEvaluation(scenario: scenario, configuration: configuration)
+            print(json ? EvaluationReport.json(evaluation) : EvaluationReport.table(evaluation))
+        }
+    }
+
+    private func evaluateTrace(_ path: String, settings: RangingSettings) throws {
+        guard let data = FileManager.default.contents(atPath: path) else { throw Failure("cannot read \(path)") }
+        let parsed: Trace
+        do {
+            parsed = try Trace(csv: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw Failure("\(path): \(error)")
+        }
+        let evaluation = TraceEvaluation(trace: parsed, settings: settings)
+        if let estimates {
+            do {
+                try Data(EvaluationReport.estimatesCSV(evaluation).utf8).write(to: URL(fileURLWithPath: estimates))
+            } catch {
+                throw Failure("cannot write \(estimates): \(error.localizedDescription)")
+            }
+        }
+        print(json ? EvaluationReport.json(evaluation, file: path) : EvaluationReport.table(evaluation, file: path))
+    }
+}
+
+/// An error that prints its message and exits 1, without a usage dump.
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+    init(_ message: String) { description = message }
+}

@@ -1,0 +1,120 @@
+import BeaconCore
+import BeaconEvaluation
+import Foundation
+
+/// Renders evaluations as a side-by-side table or as JSON.
+enum EvaluationReport {
+    static func table(_ e: SimulationEvaluation) -> String {
+        let methods = [e.beacond] + e.baselines
+        var rows: [[String]] = [[""] + methods.map(\.name)]
+        rows.append(["nearest-venue accuracy (standing)"] + methods.map { percent($0.venues.accuracy) })
+        rows.append(["time to correct venue, median"] + methods.map { seconds($0.venues.medianTimeToCorrect) })
+        rows.append(["time to correct venue, worst"] + methods.map { seconds($0.venues.worstTimeToCorrect) })
+        rows.append(["spurious switches"] + methods.map { String($0.venues.spuriousSwitches) })
+        rows.append(["all switches"] + methods.map { String($0.venues.switches) })
+        rows.append(["proximity-band accuracy (standing)"] + methods.map { percent($0.bands.bandAccuracy) })
+        rows.append(["median distance error (standing)"] + methods.map { metres($0.bands.medianError) })
+        var lines = [
+            "scenario \(e.scenarioName): \(seconds(e.duration)) simulated, \(e.advertisements) advertisements received",
+            render(rows),
+            "region enter latency: \(latencies(e.regions.enterLatencies)); exit latency: \(latencies(e.regions.exitLatencies)); "
+                + "spurious region events: \(e.regions.spuriousEvents)",
+        ]
+        lines.append("(the baselines have no regions; they answer from the same advertisements with no margin or dwell)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func table(_ e: TraceEvaluation, file: String) -> String {
+        let methods = [("beacond", e.beacond)] + BaselineKinds.all.map { ($0.label, e.baselines[$0.kind] ?? BandScore()) }
+        var rows: [[String]] = [[""] + methods.map(\.0)]
+        rows.append(["band accuracy"] + methods.map { percent($0.1.bandAccuracy) })
+        rows.append(["median distance error"] + methods.map { metres($0.1.medianError) })
+        rows.append(["band switches"] + methods.map { String($0.1.switches) })
+        return "trace \(file): \(e.rows) rows\n" + render(rows)
+    }
+
+    static func estimatesCSV(_ e: TraceEvaluation) -> String {
+        var text = "time_ms,uuid,major,minor,distance_m,accuracy_m,proximity\n"
+        for estimate in e.estimates {
+            let identity = estimate.row.identity
+            text += "\(estimate.row.timeMilliseconds),\(identity.uuid.uuidString),\(identity.major),\(identity.minor),"
+            text += "\(estimate.distance.map { format($0, 4) } ?? ""),\(estimate.accuracy.map { format($0, 4) } ?? ""),"
+            text += "\(estimate.proximity.rawValue)\n"
+        }
+        return text
+    }
+
+    static func json(_ e: SimulationEvaluation) -> String {
+        func method(_ m: SimulationEvaluation.Method) -> [String: Any] {
+            [
+                "name": m.name,
+                "nearest_venue_accuracy": m.venues.accuracy,
+                "time_to_correct_median_s": m.venues.medianTimeToCorrect.map(\.seconds) as Any,
+                "time_to_correct_worst_s": m.venues.worstTimeToCorrect.map(\.seconds) as Any,
+                "times_to_correct_s": m.venues.timesToCorrect.map { $0.map(\.seconds) as Any },
+                "spurious_switches": m.venues.spuriousSwitches,
+                "switches": m.venues.switches,
+                "band_accuracy": m.bands.bandAccuracy,
+                "median_distance_error_m": m.bands.medianError,
+            ]
+        }
+        return encode([
+            "scenario": e.scenarioName,
+            "duration_s": e.duration.seconds,
+            "advertisements": e.advertisements,
+            "beacond": method(e.beacond),
+            "baselines": e.baselines.map(method),
+            "regions": [
+                "enter_latencies_s": e.regions.enterLatencies.map(\.seconds),
+                "exit_latencies_s": e.regions.exitLatencies.map(\.seconds),
+                "spurious_events": e.regions.spuriousEvents,
+            ],
+        ])
+    }
+
+    static func json(_ e: TraceEvaluation, file: String) -> String {
+        func score(_ s: BandScore) -> [String: Any] {
+            ["band_accuracy": s.bandAccuracy, "median_distance_error_m": s.medianError, "band_switches": s.switches]
+        }
+        var baselines: [String: Any] = [:]
+        for kind in BaselineKinds.all { baselines[kind.key] = score(e.baselines[kind.kind] ?? BandScore()) }
+        return encode(["trace": file, "rows": e.rows, "beacond": score(e.beacond), "baselines": baselines])
+    }
+
+    // MARK: Formatting
+
+    private enum BaselineKinds {
+        static let all: [(kind: BaselineRanger.Kind, label: String, key: String)] = [
+            (.raw, "raw RSSI", "raw"), (.runningAverage, "20 s average", "average_20s"),
+        ]
+    }
+
+    private static func encode(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func render(_ rows: [[String]]) -> String {
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                return index == 0 ? cell + padding : padding + cell
+            }.joined(separator: "   ")
+        }.joined(separator: "\n")
+    }
+
+    private static func percent(_ value: Double) -> String { format(value * 100, 1) + "%" }
+    private static func metres(_ value: Double) -> String { value.isFinite ? format(value, 3) + " m" : "-" }
+    private static func seconds(_ value: Duration?) -> String { value.map { format($0.seconds, 1) + " s" } ?? "never" }
+
+    private static func latencies(_ values: [Duration]) -> String {
+        guard !values.isEmpty else { return "none" }
+        let sorted = values.sorted()
+        return "median \(seconds(sorted[sorted.count / 2])), worst \(seconds(sorted.last))"
+    }
+
+    static func format(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian / Raspberry Pi OS packages beacond builds and tests with.
+# Idempotent: installs only what is missing. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+    pkg-config
+    libbluetooth-dev   # BlueZ's libbluetooth (hci source)
+    libdbus-1-dev      # libdbus-1 (the D-Bus service and client)
+    dbus-daemon        # private buses in tests
+    dbus-bin           # dbus-send, dbus-monitor
+    python3-dbus       # python clients in tests
+    python3-dbusmock   # mocked BlueZ for the bluez source's tests
+    bluez              # btmon: the reference decoder the tests compare with
+    libglib2.0-bin     # gdbus
+    systemd            # busctl, systemd-analyze
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    echo "installing: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v swift >/dev/null; then
+    echo "swift is not on PATH: install Swift 6.1 or later (https://www.swift.org/install/linux/) and retry" >&2
+    exit 1
+fi
