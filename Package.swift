@@ -10,6 +10,7 @@ import PackageDescription
 /// - `BeaconEvaluation`: beacond beside naive baselines, on scenarios and traces.
 /// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
+/// - `BeaconService`: the service's main job: source → engine → log, state on disk.
 /// - `CBluetooth`, `CDBus`: BlueZ's libbluetooth and libdbus-1, linked for real.
 /// - `beacond`, `beaconctl`: the service and its client.
 let package = Package(
@@ -51,12 +52,22 @@ let package = Package(
         ),
         .target(
             name: "BeaconSources",
-            dependencies: ["BeaconCore", "BeaconSimulation", "CBluetooth"]
+            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth"]
+        ),
+        .target(
+            name: "BeaconService",
+            dependencies: [
+                "BeaconCore", "BeaconConfiguration", "BeaconSources",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "beacond",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation", "CDBus",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation",
+                "BeaconService", "CDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -43,9 +43,13 @@ public struct ReplaySource: Sendable {
 
     /// Delivers every HCI event of the recording, sleeping on `clock` to keep its pace.
     ///
-    /// - Parameter startTime: the time given to events of a log that carries none.
+    /// - Parameters:
+    ///   - startTime: the time given to the first event of a log that carries none.
+    ///   - rebased: move the recording's times so that it starts at `startTime`
+    ///     (the service does, so its clock and the recording's agree); `scan`
+    ///     keeps the times as recorded.
     public func run<C: Clock<Duration>>(
-        clock: C, startTime: Timestamp, _ deliver: (SourceEvent) async -> Void
+        clock: C, startTime: Timestamp, rebased: Bool = false, _ deliver: (SourceEvent) async -> Void
     ) async throws(SourceError) -> Summary {
         var reader = try open()
         var summary = Summary(format: reader.format)
@@ -53,14 +57,20 @@ public struct ReplaySource: Sendable {
         var firstTime: Timestamp?
         while let event = reader.next() {
             if Task.isCancelled { break }
-            let time = event.timestamp ?? startTime + Self.untimedSpacing * summary.events
+            let recorded = event.timestamp ?? startTime + Self.untimedSpacing * summary.events
             summary.events += 1
-            if case .factor(let factor) = speed {
-                let origin = firstTime ?? time
-                firstTime = origin
-                let due = startInstant.advanced(by: (time - origin) / factor)
+            let origin = firstTime ?? recorded
+            firstTime = origin
+            let factor: Double
+            switch speed {
+            case .factor(let f):
+                factor = f
+                let due = startInstant.advanced(by: (recorded - origin) / f)
                 if due > clock.now { try? await clock.sleep(until: due, tolerance: nil) }
+            case .max:
+                factor = 1
             }
+            let time = rebased ? startTime + (recorded - origin) / factor : recorded
             await deliver(.hciEvent(event.packet, time: time))
         }
         summary.skippedRecords = reader.skippedRecords

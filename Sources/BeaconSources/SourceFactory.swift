@@ -1,22 +1,45 @@
+import BeaconConfiguration
 import BeaconCore
+import BeaconSimulation
 import CBluetooth
 
 /// Starts the source a `SourceSpec` names.
-public enum SourceFactory {
+public struct SourceFactory: Sendable {
     /// What a source run leaves behind for the summary line.
     public enum Outcome: Sendable {
         case replay(ReplaySource.Summary)
         case live
     }
 
-    public static func run(
-        _ spec: SourceSpec, _ deliver: (SourceEvent) async -> Void
-    ) async throws(SourceError) -> Outcome {
+    /// `simulate[:SCENARIO]` finds its scenario in `scenarios/` beside this file.
+    public var configurationPath: String
+    /// Replays keep recorded times (`scan`) or start at the run's start (the service).
+    public var rebaseReplays: Bool
+
+    public init(configurationPath: String, rebaseReplays: Bool) {
+        self.configurationPath = configurationPath
+        self.rebaseReplays = rebaseReplays
+    }
+
+    private func loadScenario(_ name: String?) throws(SourceError) -> Scenario {
+        let path = ConfigurationLoader.scenarioPath(name, besideConfiguration: configurationPath)
+        do {
+            return try ConfigurationLoader.loadScenario(contentsOf: path)
+        } catch {
+            throw .unavailable("cannot load scenario \(path):\n\(error)")
+        }
+    }
+
+    public func run(_ spec: SourceSpec, _ deliver: (SourceEvent) async -> Void) async throws(SourceError) -> Outcome {
         switch spec {
         case .replay(let path, let speed):
             let summary = try await ReplaySource(path: path, speed: speed)
-                .run(clock: ContinuousClock(), startTime: WallClock.now(), deliver)
+                .run(clock: ContinuousClock(), startTime: WallClock.now(), rebased: rebaseReplays, deliver)
             return .replay(summary)
+        case .simulate(let name):
+            let scenario = try loadScenario(name)
+            await SimulatedSource(scenario: scenario).run(clock: ContinuousClock(), startTime: WallClock.now(), deliver)
+            return .live
         case .hci(let adapter):
             try HCIScanner.run(adapter: adapter)
             return .live
@@ -30,8 +53,8 @@ public enum SourceFactory {
                         + "To run without a radio: --source simulate (a simulated café) or --source replay:FILE "
                         + "(a btsnoop capture or hcidump --raw log).")
             }
-        case .bluez, .simulate:
-            throw .unavailable("the \(spec) source is not available in this build yet")
+        case .bluez:
+            throw .unavailable("the bluez source is not available in this build yet; use --source hci, simulate or replay:FILE")
         }
     }
 }

@@ -8,7 +8,8 @@ struct Beacond: AsyncParsableCommand {
         commandName: "beacond",
         abstract: "iBeacon scanning, region monitoring and ranging service.",
         version: BeacondVersion.string,
-        subcommands: [ScanCommand.self, CheckConfigCommand.self, EvaluateCommand.self]
+        subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, EvaluateCommand.self],
+        defaultSubcommand: RunCommand.self
     )
 }
 

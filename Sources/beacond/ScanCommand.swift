@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeaconConfiguration
 import BeaconCore
 import BeaconSources
 import Foundation
@@ -18,6 +19,9 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]")
     var source: SourceSpec = .auto
 
+    @Option(help: "The configuration file; simulate finds its scenarios beside it.")
+    var config = "beacons.yaml"
+
     @Flag(help: "One JSON object per line.")
     var json = false
 
@@ -27,7 +31,8 @@ struct ScanCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let outcome: SourceFactory.Outcome
         do {
-            outcome = try await SourceFactory.run(source) { event in
+            let factory = SourceFactory(configurationPath: config, rebaseReplays: false)
+            outcome = try await factory.run(source) { event in
                 switch event {
                 case .hciEvent(let packet, let time):
                     decoder.decode(event: packet, at: time, output.print)

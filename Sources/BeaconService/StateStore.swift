@@ -1,0 +1,73 @@
+import BeaconCore
+import Foundation
+
+/// Region states and the preferred venue, kept in `state.json` under the
+/// state directory, written so that a power cut never leaves half a file:
+/// write a temporary file, fsync it, rename it over the old one, fsync the
+/// directory. A corrupt or unreadable file is reported and replaced.
+public struct StateStore: Sendable {
+    public let directory: String
+    public var path: String { directory + "/state.json" }
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    public enum LoadResult: Sendable, Equatable {
+        case loaded(EngineState)
+        case missing
+        /// The file was there but could not be used; the message says why. It will be replaced.
+        case unusable(String)
+    }
+
+    public func load() -> LoadResult {
+        guard FileManager.default.fileExists(atPath: path) else { return .missing }
+        guard let data = FileManager.default.contents(atPath: path) else { return .unusable("cannot read \(path)") }
+        do {
+            return .loaded(try JSONDecoder().decode(EngineState.self, from: data))
+        } catch {
+            return .unusable("\(path) is corrupt (\(data.count) bytes): \(error)")
+        }
+    }
+
+    public struct SaveError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public func save(_ state: EngineState) throws(SaveError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let data: Data
+        do {
+            data = try encoder.encode(state)
+        } catch {
+            throw SaveError(description: "cannot encode state: \(error)")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SaveError(description: "cannot create \(directory): \(error.localizedDescription)")
+        }
+        let temporary = path + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
+        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor)
+        close(descriptor)
+        guard written == data.count, synced == 0 else {
+            unlink(temporary)
+            throw SaveError(description: "cannot write \(temporary): \(errorText())")
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw SaveError(description: "cannot replace \(path): \(errorText())")
+        }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    private func errorText() -> String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import BeaconConfiguration
+import BeaconCore
+import BeaconService
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `beacond [--config …] [--source …]`: the service itself.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the service (the default when no subcommand is given).",
+        discussion: """
+            Logs one line per event (region entered or exited, nearest venue changed, scanning stopped or \
+            resumed) to stderr. Stops cleanly on SIGTERM or SIGINT; re-reads the configuration on SIGHUP.
+            """
+    )
+
+    @Option(help: "The configuration file.")
+    var config = "beacons.yaml"
+
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)")
+    var source: SourceSpec?
+
+    @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).")
+    var stateDir: String?
+
+    @Option(help: "trace | debug | info | notice | warning | error | critical")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "beacond")
+        let loaded: Configuration
+        do {
+            loaded = try ConfigurationLoader.load(contentsOf: config)
+        } catch {
+            logger.critical("not starting: \(config) is invalid:\n\(error)")
+            throw ExitCode(78)  // EX_CONFIG, which systemd shows as "configuration error"
+        }
+        let directory = stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/beacond"
+        let service = BeaconService(
+            settings: BeaconService.Settings(configurationPath: config, source: source, stateDirectory: directory),
+            configuration: loaded, logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
