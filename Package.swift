@@ -11,6 +11,7 @@ import PackageDescription
 /// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
+/// - `DBus`: a general libdbus-1 binding (objects, properties, signals, client calls).
 /// - `CBluetooth`, `CDBus`: BlueZ's libbluetooth and libdbus-1, linked for real.
 /// - `beacond`, `beaconctl`: the service and its client.
 let package = Package(
@@ -54,6 +55,7 @@ let package = Package(
             name: "BeaconSources",
             dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth"]
         ),
+        .target(name: "DBus", dependencies: ["CDBus"]),
         .target(
             name: "BeaconService",
             dependencies: [
@@ -88,9 +90,14 @@ let package = Package(
             name: "BeaconConfigurationTests",
             dependencies: ["BeaconConfiguration"]
         ),
+        .target(name: "BeaconTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["BeaconCore", "BeaconSources"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport"]
+        ),
+        .testTarget(
+            name: "DBusTests",
+            dependencies: ["DBus", "BeaconTestSupport"]
         ),
     ]
 )

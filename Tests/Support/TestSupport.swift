@@ -1,42 +1,48 @@
 import Foundation
 
 /// Runs the project's executables and system tools from integration tests.
-enum TestSupport {
+public enum TestSupport {
     /// The folder holding the test bundle, where SwiftPM also puts `beacond` and `beaconctl`.
-    static var productsDirectory: URL {
+    public static var productsDirectory: URL {
         URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
             .deletingLastPathComponent()
     }
 
-    static func product(_ name: String) -> String {
+    public static func product(_ name: String) -> String {
         productsDirectory.appendingPathComponent(name).path
     }
 
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
     /// `shared/data` beside the repository, as CI lays it out.
-    static func sharedData(_ name: String) -> String {
+    public static func sharedData(_ name: String) -> String {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("../shared/data/\(name)").standardizedFileURL.path
     }
 
-    static func temporaryDirectory() throws -> URL {
+    public static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+    public struct Output {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
     /// Runs a program to completion, collecting both streams (read concurrently
     /// so a chatty program cannot fill a pipe and stall).
-    static func run(_ executable: String, _ arguments: [String]) throws -> Output {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -56,7 +62,7 @@ enum TestSupport {
     }
 
     /// The first of `candidates` that exists, for tools Debian keeps in /usr/bin or /usr/sbin.
-    static func tool(_ name: String) -> String? {
+    public static func tool(_ name: String) -> String? {
         ["/usr/bin/\(name)", "/usr/sbin/\(name)", "/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }

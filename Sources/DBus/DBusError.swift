@@ -1,0 +1,41 @@
+/// A D-Bus error: a name (`org.beacond.Error.NoVenue`) and a message for people.
+public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var message: String
+
+    public init(_ name: String, _ message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    public var description: String { "\(name): \(message)" }
+
+    // The standard errors this binding itself sends.
+    public static func invalidArgs(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.InvalidArgs", message)
+    }
+
+    public static func unknownMethod(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.UnknownMethod", message)
+    }
+
+    public static func unknownObject(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.UnknownObject", message)
+    }
+
+    public static func unknownInterface(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.UnknownInterface", message)
+    }
+
+    public static func unknownProperty(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.UnknownProperty", message)
+    }
+
+    public static func propertyReadOnly(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.PropertyReadOnly", message)
+    }
+
+    public static func failed(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.Failed", message)
+    }
+}

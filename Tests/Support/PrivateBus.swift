@@ -1,0 +1,89 @@
+import Foundation
+
+/// A private `dbus-daemon` for one test: its own socket in a temporary
+/// directory, an allow-all policy (or a given configuration), stopped when
+/// the test ends. Clients reach it through `address`.
+public final class PrivateBus: @unchecked Sendable {
+    public let address: String
+    public let directory: URL
+    private let process: Process
+
+    /// - Parameter policy: `<policy>` elements; the default allows everything.
+    public init(policy: String? = nil, includes: [String] = []) throws {
+        directory = try TestSupport.temporaryDirectory()
+        let socket = directory.appendingPathComponent("bus").path
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              \(policy ?? """
+            <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_type="method_call"/>
+                <allow send_type="signal"/>
+                <allow send_type="method_return"/>
+                <allow send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="signal"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+                <allow eavesdrop="true"/>
+              </policy>
+            """)
+              \(includes.map { "<include>\($0)</include>" }.joined(separator: "\n  "))
+            </busconfig>
+            """
+        let configurationPath = directory.appendingPathComponent("bus.conf")
+        try Data(configuration.utf8).write(to: configurationPath)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-daemon") ?? "/usr/bin/dbus-daemon")
+        process.arguments = ["--config-file=\(configurationPath.path)", "--nofork", "--print-address=1", "--nopidfile"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // The daemon prints its address once it listens: a real event to wait for.
+        let line = output.fileHandleForReading.availableLine(deadline: .now() + 10)
+        guard let line, !line.isEmpty else {
+            process.terminate()
+            throw TestSupport.Failure("dbus-daemon did not start within 10 s")
+        }
+        address = line
+    }
+
+    deinit {
+        // dbus-daemon started this way does not always act on SIGTERM; a test bus has nothing to save.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The environment a client needs to use this bus as its system and session bus.
+    public var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        return environment
+    }
+}
+
+extension FileHandle {
+    /// Reads up to a newline, giving up at `deadline`.
+    func availableLine(deadline: DispatchTime) -> String? {
+        var bytes: [UInt8] = []
+        let descriptor = fileDescriptor
+        while DispatchTime.now() < deadline {
+            var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = Int32(max(0, (Int64(deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1_000_000))
+            guard poll(&pollDescriptor, 1, remaining) > 0 else { break }
+            var byte: UInt8 = 0
+            guard Glibc.read(descriptor, &byte, 1) == 1 else { break }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+}
