@@ -24,7 +24,7 @@ public struct BaselineRanger: Sendable {
     public init(kind: Kind, settings: RangingSettings) {
         self.kind = kind
         model = PathLossModel(exponent: settings.pathLossExponent)
-        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance, hysteresis: 0)
+        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
     }
 
     public mutating func observe(_ identity: BeaconIdentity, rssi: Int8, measuredPower: Int8, at time: Timestamp) {

@@ -8,34 +8,46 @@ public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     }
 }
 
-/// Proximity bands with hysteresis: a distance must cross a band edge by a
-/// margin before the band changes, so a beacon sitting on an edge does not
+/// Proximity bands with hysteresis: a distance must pass a band edge by a
+/// factor before the band changes, so a beacon sitting on an edge does not
 /// flicker between two answers.
 public struct ProximityBands: Hashable, Sendable {
     public var immediate: Double
     public var near: Double
-    /// Fraction of an edge a distance must pass it by (0.1: 10%).
-    public var hysteresis: Double
+    /// Leaving a band needs `distance ≥ edge·factor`, entering one `distance < edge/factor`.
+    public var hysteresisFactor: Double
 
-    public init(immediate: Double, near: Double, hysteresis: Double = 0.1) {
+    public init(immediate: Double, near: Double, hysteresisFactor: Double = 1) {
         self.immediate = immediate
         self.near = near
-        self.hysteresis = hysteresis
+        self.hysteresisFactor = hysteresisFactor
+    }
+
+    /// One whole dB of RSSI past the edge (the receiver's resolution) as a
+    /// distance factor: 10^(1/(10n)), ±12% at n = 2.
+    public static func oneDecibel(pathLossExponent n: Double) -> Double {
+        pow10(1 / (10 * n))
     }
 
     /// The band for `distance` given the band reported before.
     public func band(for distance: Double, previous: Proximity) -> Proximity {
         let plain: Proximity = distance < immediate ? .immediate : distance < near ? .near : .far
         guard previous != .unknown, previous != plain else { return plain }
-        // Moving out past an edge needs distance ≥ edge·(1+h); moving in needs ≤ edge·(1−h).
+        let f = hysteresisFactor
         switch (previous, plain) {
-        case (.immediate, .near): return distance >= immediate * (1 + hysteresis) ? .near : .immediate
-        case (.immediate, .far): return distance >= near * (1 + hysteresis) ? .far : .near
-        case (.near, .far): return distance >= near * (1 + hysteresis) ? .far : .near
-        case (.near, .immediate): return distance <= immediate * (1 - hysteresis) ? .immediate : .near
-        case (.far, .near): return distance <= near * (1 - hysteresis) ? .near : .far
-        case (.far, .immediate): return distance <= immediate * (1 - hysteresis) ? .immediate : .near
-        default: return plain
+        case (.immediate, .near), (.immediate, .far):
+            // Step out edge by edge, each only when passed by the factor.
+            guard distance >= immediate * f else { return .immediate }
+            return distance >= near * f ? .far : .near
+        case (.near, .far):
+            return distance >= near * f ? .far : .near
+        case (.near, .immediate):
+            return distance < immediate / f ? .immediate : .near
+        case (.far, .near), (.far, .immediate):
+            guard distance < near / f else { return .far }
+            return distance < immediate / f ? .immediate : .near
+        default:
+            return plain
         }
     }
 }

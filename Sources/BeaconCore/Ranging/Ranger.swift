@@ -1,4 +1,5 @@
-/// Turns a beacon's filtered RSSI into distance, accuracy and proximity.
+/// Turns a beacon's filtered RSSI into distance, accuracy (one sigma from the
+/// filter's variance, first order) and proximity.
 ///
 /// A beacon is `unknown` with fewer than `minimumSamples` RSSI samples or when
 /// it has not been heard for `staleAfter` (at least three of its own intervals).
@@ -10,7 +11,9 @@ public struct Ranger: Hashable, Sendable {
 
     public init(settings: RangingSettings) {
         model = PathLossModel(exponent: settings.pathLossExponent)
-        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
+        bands = ProximityBands(
+            immediate: settings.immediateDistance, near: settings.nearDistance,
+            hysteresisFactor: ProximityBands.oneDecibel(pathLossExponent: settings.pathLossExponent))
     }
 
     /// Updates the track's band after a sighting or as time passes, and
@@ -23,8 +26,7 @@ public struct Ranger: Hashable, Sendable {
         if filter.samples >= minimumSamples, filter.estimate.isFinite, fresh {
             let power = Double(track.measuredPower)
             distance = model.distance(rssi: filter.estimate, measuredPower: power)
-            let sigma = (filter.variance + filter.measurementVariance / Double(max(filter.samples, 1))).squareRoot()
-            accuracy = model.distanceSigma(distance: distance, rssiSigma: sigma)
+            accuracy = model.distanceSigma(distance: distance, rssiSigma: filter.sigma)
             track.proximity = bands.band(for: distance, previous: track.proximity)
         } else {
             track.proximity = .unknown
