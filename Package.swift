@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "BeaconService",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -69,7 +69,7 @@ let package = Package(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation",
-                "BeaconService", "CDBus",
+                "BeaconService", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -94,6 +94,10 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport"]
+        ),
+        .testTarget(
+            name: "EngineTests",
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconService"]
         ),
         .testTarget(
             name: "DBusTests",

@@ -1,6 +1,7 @@
 import BeaconConfiguration
 import BeaconCore
 import BeaconSources
+import DBus
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -21,11 +22,19 @@ public final class BeaconService: Service, Sendable {
         public var tickInterval: Duration = .milliseconds(200)
         /// A source that delivers nothing for this long is reported as silent.
         public var silenceAfter: Duration = .seconds(30)
+        /// Where to offer the API; `nil` runs without D-Bus.
+        public var bus: DBusConnection.Bus?
+        public var version: String
 
-        public init(configurationPath: String, source: SourceSpec?, stateDirectory: String) {
+        public init(
+            configurationPath: String, source: SourceSpec?, stateDirectory: String, bus: DBusConnection.Bus?,
+            version: String
+        ) {
             self.configurationPath = configurationPath
             self.source = source
             self.stateDirectory = stateDirectory
+            self.bus = bus
+            self.version = version
         }
     }
 
@@ -33,7 +42,7 @@ public final class BeaconService: Service, Sendable {
         case source(SourceEvent)
         case sourceEnded(String)
         case tick
-        case reload
+        case request(ServiceRequest)
     }
 
     private let settings: Settings
@@ -73,9 +82,9 @@ public final class BeaconService: Service, Sendable {
                     }
                 }
                 group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) { continuation.yield(.reload) }
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { continuation.yield(.request(.reload(nil))) }
                 }
-                group.addTask { await self.ownEngine(inputs) }
+                group.addTask { await self.ownEngine(inputs, submit: { continuation.yield(.request($0)) }) }
                 await group.next()
                 group.cancelAll()
             }
@@ -83,7 +92,7 @@ public final class BeaconService: Service, Sendable {
     }
 
     /// The engine's owner: the only code that touches it.
-    private func ownEngine(_ inputs: AsyncStream<Input>) async {
+    private func ownEngine(_ inputs: AsyncStream<Input>, submit: @escaping @Sendable (ServiceRequest) -> Void) async {
         let store = StateStore(directory: settings.stateDirectory)
         let restored: EngineState
         switch store.load() {
@@ -103,6 +112,23 @@ public final class BeaconService: Service, Sendable {
         var saved = restored
         var lastTick = start
         var silentSince: Timestamp?
+        var available = true
+        var availability = "scanning with \(source)"
+        func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
+            ServiceSnapshot(time: time, engine: engine, available: available, availabilityReason: availability, source: source.description)
+        }
+        var bus: BusService?
+        if let address = settings.bus {
+            do {
+                bus = try await BusService.start(
+                    bus: address, snapshot: snapshot(engine, at: start), version: settings.version, submit: submit)
+                logger.info("on the \(address) bus as \(BusPaths.busName)")
+            } catch {
+                logger.critical("cannot offer \(BusPaths.busName) on the \(address) bus: \(error.message)")
+                return
+            }
+        }
+        defer { bus?.connection.close() }
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
 
         for await input in inputs {
@@ -113,27 +139,39 @@ public final class BeaconService: Service, Sendable {
             case .source(.advertisement(let advertisement)):
                 if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                 tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events)
-            case .source(.availability(let available, let reason)):
-                if available { logger.notice("scanning resumed: \(reason)") } else { logger.warning("scanning stopped: \(reason)") }
+            case .source(.availability(let now, let reason)):
+                if now { logger.notice("scanning resumed: \(reason)") } else { logger.warning("scanning stopped: \(reason)") }
+                available = now
+                availability = reason
+                bus?.availabilityChanged(now, reason: reason)
             case .sourceEnded(let reason):
                 logger.notice("source \(source) ended: \(reason)")
+                available = false
+                availability = "source ended: \(reason)"
+                bus?.availabilityChanged(false, reason: availability)
             case .tick:
                 let now = max(WallClock.now(), engine.lastSighting ?? start)
                 engine.tick(now: now, into: &events)
                 lastTick = now
                 let quiet = now - (engine.lastSighting ?? start)
-                if quiet >= settings.silenceAfter, silentSince == nil {
+                if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
-                    logger.warning("source \(source) has delivered no iBeacon advertisement for \(quiet.configurationText)")
+                    let reason = "source \(source) has delivered no iBeacon advertisement for \(quiet.configurationText)"
+                    logger.warning("\(reason)")
+                    bus?.availabilityChanged(false, reason: reason)
                 } else if quiet < settings.silenceAfter, silentSince != nil {
                     silentSince = nil
                     logger.notice("source \(source) delivers advertisements again")
+                    bus?.availabilityChanged(true, reason: "advertisements arrive again")
                 }
-            case .reload:
-                reload(&engine)
+            case .request(let request):
+                handle(request, engine: &engine, events: &events)
             }
             for event in events {
                 if let line = EventLog.line(event, configuration: engine.configuration) { logger.info("\(line)") }
+            }
+            if let bus, !events.isEmpty || input.isTickOrRequest {
+                bus.publish(snapshot(engine, at: max(WallClock.now(), engine.lastSighting ?? start)), events: events)
             }
             events.removeAll(keepingCapacity: true)
             if engine.state != saved {
@@ -156,14 +194,57 @@ public final class BeaconService: Service, Sendable {
         last = time
     }
 
-    /// SIGHUP: re-read the configuration; keep the running one if the new file is invalid.
-    private func reload(_ engine: inout BeaconEngine) {
-        do {
-            let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
-            engine.reconfigure(configuration, now: WallClock.now())
-            logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
-        } catch {
-            logger.error("not reloading, \(settings.configurationPath) is invalid; keeping the running configuration:\n\(error)")
+    /// Requests from D-Bus callers and SIGHUP, answered here, where the engine lives.
+    private func handle(_ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]) {
+        let now = max(WallClock.now(), engine.lastSighting ?? WallClock.now())
+        switch request {
+        case .startMonitoring(let region, let call):
+            do {
+                try engine.startMonitoring(region, now: now)
+                logger.info("region \(region.id) added by \(region.owner ?? "?"): \(region.constraint)")
+                call.reply([.objectPath(BusPaths.region(region.id))])
+            } catch {
+                call.fail(BeacondError.regionExists("\(error); choose another id"))
+            }
+        case .stopMonitoring(let id, let call):
+            guard let region = engine.monitor.definitions.first(where: { $0.id == id }) else {
+                call.fail(BeacondError.unknownRegion("no region '\(BusService.printable(id))' is monitored"))
+                return
+            }
+            guard let owner = region.owner else {
+                call.fail(BeacondError.notOwner("region \(id) comes from \(settings.configurationPath); edit the file and Reload"))
+                return
+            }
+            guard owner == call.sender else {
+                call.fail(BeacondError.notOwner("region \(id) belongs to another client (\(owner))"))
+                return
+            }
+            try? engine.stopMonitoring(id: id, into: &events)
+            call.reply()
+        case .setPreferredVenue(let id, let call):
+            do {
+                try engine.setPreferredVenue(id)
+                engine.tick(now: now, into: &events)
+                logger.info("preferred venue: \(id ?? "none (nearest to me)")")
+                call.reply()
+            } catch {
+                call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).joined(separator: ", "))"))
+            }
+        case .reload(let call):
+            do {
+                let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
+                engine.reconfigure(configuration, now: now)
+                logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
+                call?.reply()
+            } catch {
+                logger.error("not reloading, \(settings.configurationPath) is invalid; keeping the running configuration:\n\(error)")
+                call?.fail(BeacondError.invalidConfig("\(error)"))
+            }
+        case .clientLeft(let name):
+            for region in engine.monitor.definitions where region.owner == name {
+                try? engine.stopMonitoring(id: region.id, into: &events)
+                logger.info("region \(region.id) removed: its owner \(name) left the bus")
+            }
         }
     }
 
@@ -172,5 +253,14 @@ public final class BeaconService: Service, Sendable {
         if summary.skippedRecords > 0 { text += ", skipped \(summary.skippedRecords) unreadable lines" }
         if let stop = summary.stoppedEarly { text += "; stopped early: \(stop)" }
         return text
+    }
+}
+
+extension BeaconService.Input {
+    var isTickOrRequest: Bool {
+        switch self {
+        case .tick, .request: true
+        default: false
+        }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfiguration
 import BeaconCore
 import BeaconService
+import DBus
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -26,6 +27,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).")
     var stateDir: String?
 
+    @Option(help: "system | session | none | a bus address (unix:path=…): where to offer org.beacond.")
+    var bus = "system"
+
     @Option(help: "trace | debug | info | notice | warning | error | critical")
     var logLevel: Logger.Level = .info
 
@@ -46,7 +50,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         let directory = stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"] ?? "/var/lib/beacond"
         let service = BeaconService(
-            settings: BeaconService.Settings(configurationPath: config, source: source, stateDirectory: directory),
+            settings: BeaconService.Settings(
+                configurationPath: config, source: source, stateDirectory: directory,
+                bus: bus == "none" ? nil : DBusConnection.Bus(argument: bus), version: BeacondVersion.string),
             configuration: loaded, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -1,0 +1,12 @@
+import BeaconCore
+import DBus
+
+/// What D-Bus callers ask of the engine; answered by the engine's owner.
+enum ServiceRequest: Sendable {
+    case startMonitoring(RegionDefinition, DBusMethodCall)
+    case stopMonitoring(id: String, DBusMethodCall)
+    case setPreferredVenue(String?, DBusMethodCall)
+    case reload(DBusMethodCall?)
+    /// A bus client went away: its regions go with it.
+    case clientLeft(String)
+}

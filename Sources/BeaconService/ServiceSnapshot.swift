@@ -1,0 +1,34 @@
+import BeaconCore
+
+/// What the engine looked like after its last step, published for readers on
+/// other threads (the D-Bus handlers), so they never wait for the engine.
+public struct ServiceSnapshot: Sendable {
+    public var time: Timestamp
+    public var configuration: Configuration
+    public var regions: [RegionDefinition]
+    public var regionStates: [String: RegionState]
+    /// Nearest first, unknown last.
+    public var ranged: [RangedBeacon]
+    public var rangedByIdentity: [BeaconIdentity: RangedBeacon]
+    public var nearest: NearestVenue?
+    public var preferredVenue: String?
+    public var available: Bool
+    public var availabilityReason: String
+    public var source: String
+
+    public init(
+        time: Timestamp, engine: BeaconEngine, available: Bool, availabilityReason: String, source: String
+    ) {
+        self.time = time
+        configuration = engine.configuration
+        regions = engine.monitor.definitions
+        regionStates = engine.monitor.states
+        ranged = engine.rangedBeacons()
+        rangedByIdentity = Dictionary(ranged.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
+        nearest = engine.nearestVenue
+        preferredVenue = engine.preferredVenueID
+        self.available = available
+        self.availabilityReason = availabilityReason
+        self.source = source
+    }
+}
