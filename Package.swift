@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "CDBus",
+                "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

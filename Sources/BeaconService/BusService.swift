@@ -139,7 +139,7 @@ final class BusService: Sendable {
             }
         }
         for id in removed { connection.unexport(BusPaths.region(id)) }
-        for region in added { connection.export(BusPaths.region(region.id), interfaces: [regionDeclaration(region.id)]) }
+        for region in added { connection.export(BusPaths.region(region.id), interfaces: [regionDeclaration(region)]) }
         for (id, names) in changed {
             connection.emitPropertiesChanged(BusPaths.region(id), interface: Self.regionInterface, names: names)
         }
@@ -265,9 +265,10 @@ final class BusService: Sendable {
     }
 
     private func regionProperties(_ region: RegionDefinition, _ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
+        // Major and Minor are absent when the region takes any (SPEC section 6).
         var properties: [(String, DBusValue)] = [("Id", .string(region.id)), ("Uuid", .string(region.constraint.uuid.uuidString))]
-        properties.append(("Major", .uint16(region.constraint.major ?? 0)))
-        properties.append(("Minor", .uint16(region.constraint.minor ?? 0)))
+        if let major = region.constraint.major { properties.append(("Major", .uint16(major))) }
+        if let minor = region.constraint.minor { properties.append(("Minor", .uint16(minor))) }
         properties.append(("State", .string((snapshot.regionStates[region.id] ?? .unknown).rawValue)))
         properties.append(("NotifyOnEntry", .boolean(region.notifyOnEntry)))
         properties.append(("NotifyOnExit", .boolean(region.notifyOnExit)))
@@ -331,11 +332,14 @@ final class BusService: Sendable {
             ])
     }
 
-    private func regionDeclaration(_ id: String) -> DBusInterface {
+    private func regionDeclaration(_ region: RegionDefinition) -> DBusInterface {
+        let id = region.id
         let signatures: [(String, String)] = [
             ("Id", "s"), ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("State", "s"), ("NotifyOnEntry", "b"),
             ("NotifyOnExit", "b"), ("Owner", "s"),
-        ]
+        ].filter { name, _ in
+            (name != "Major" || region.constraint.major != nil) && (name != "Minor" || region.constraint.minor != nil)
+        }
         return DBusInterface(
             name: Self.regionInterface,
             properties: signatures.map { name, signature in

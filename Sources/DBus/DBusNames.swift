@@ -28,6 +28,22 @@ public enum DBusNames {
         return result
     }
 
+    /// The inverse of `escapePathElement`.
+    public static func unescapePathElement(_ element: some StringProtocol) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(element.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "_"), let high = iterator.next(), let low = iterator.next(),
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+            } else if byte != UInt8(ascii: "_") {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// A string D-Bus can carry: valid UTF-8 (Swift guarantees it) with no NUL.
     public static func isValidString(_ text: String) -> Bool {
         !text.utf8.contains(0)
