@@ -17,6 +17,13 @@ public enum TestSupport {
         public init(_ description: String) { self.description = description }
     }
 
+    /// A file of the repository.
+    public static func repository(_ path: String) -> String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(path).path
+    }
+
     /// `shared/data` beside the repository, as CI lays it out.
     public static func sharedData(_ name: String) -> String {
         URL(fileURLWithPath: #filePath)

@@ -1,0 +1,296 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// beacond on a private bus, driven by the clients people use: busctl,
+/// gdbus, dbus-monitor, python's dbus module, and beaconctl.
+@Suite(.serialized) struct ServiceBusTests {
+    /// A running beacond on its own bus, with its own state directory.
+    final class Service: @unchecked Sendable {
+        let bus: PrivateBus
+        let state: URL
+        let log: URL
+        private var process: Process?
+        let configuration: String
+
+        init(bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil) throws {
+            self.bus = try bus ?? PrivateBus()
+            self.state = try state ?? TestSupport.temporaryDirectory()
+            log = self.state.appendingPathComponent("beacond.log")
+            self.configuration = configuration ?? TestSupport.repository("beacons.yaml")
+            try start()
+        }
+
+        func start() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+            process.arguments = [
+                "--bus", bus.address, "--source", "simulate", "--state-dir", state.path, "--config", configuration,
+            ]
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: log)
+            try process.run()
+            self.process = process
+            // Wait for the real event: the name appearing on the bus.
+            let waited = try TestSupport.run(
+                TestSupport.tool("gdbus")!, ["wait", "--address", bus.address, "--timeout", "30", "org.beacond"])
+            try #require(waited.status == 0, "beacond did not take org.beacond: \(logText)")
+        }
+
+        func stop(signal: Int32 = SIGTERM) {
+            guard let process else { return }
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+        deinit { stop(signal: SIGKILL) }
+
+        func busctl(_ arguments: [String]) throws -> TestSupport.Output {
+            try TestSupport.run(TestSupport.tool("busctl")!, ["--address=\(bus.address)"] + arguments)
+        }
+
+        func call(_ member: String, _ arguments: [String] = []) throws -> TestSupport.Output {
+            try busctl(["call", "org.beacond", "/org/beacond", "org.beacond.Manager1", member] + arguments)
+        }
+
+        /// Runs a python script with `bus` bound to a connection to this bus.
+        func python(_ script: String) throws -> TestSupport.Output {
+            let prelude = """
+                import dbus, json, sys
+                bus = dbus.bus.BusConnection("\(bus.address)")
+                manager = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.beacond.Manager1")
+
+                """
+            return try TestSupport.run("/usr/bin/python3", ["-c", prelude + script])
+        }
+    }
+
+    @Test func aPythonClientGetsTheNearestVenue() throws {
+        let service = try Service()
+        let result = try service.python(
+            """
+            venue = manager.RequestNearestVenue(dbus.UInt32(20000), timeout=30)
+            print(json.dumps({k: str(v) for k, v in venue.items()}))
+            again = manager.GetNearestVenue()
+            print(again["id"], again["source"], float(again["margin"]) >= 0)
+            """)
+        #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
+        let lines = result.stdout.split(separator: "\n")
+        let first = try #require(lines.first)
+        let venue = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: String])
+        #expect(["counter-1", "counter-2", "coffee-bar", "kaffeehaus-theke"].contains(venue["id"] ?? ""))
+        for key in ["id", "name", "proximity", "distance", "accuracy", "rssi", "age_ms", "source", "beacon", "runner_up", "margin"] {
+            #expect(venue[key] != nil, "missing \(key)")
+        }
+        #expect(lines.count == 2 && lines[1].hasSuffix("ranging True"))
+    }
+
+    @Test func badCallsGetTheRightErrorsAndTheServiceKeepsAnswering() throws {
+        let service = try Service()
+        let unknownRegion = try service.call("RequestState", ["s", "no-such-region"])
+        #expect(unknownRegion.status != 0)
+        #expect(unknownRegion.stderr.contains("no region 'no-such-region' is monitored"))
+        let badUUID = try service.call("GetRangedBeacons", ["a{sv}", "1", "uuid", "s", "not-a-uuid"])
+        #expect(badUUID.stderr.contains("uuid must be a string like"))
+        let wrongSignature = try service.call("RequestState", ["u", "7"])
+        #expect(wrongSignature.stderr.contains("RequestState takes (s)"))
+        let unknownVenue = try service.call("SetPreferredVenue", ["s", "the-moon"])
+        #expect(unknownVenue.stderr.contains("no venue 'the-moon'"))
+        let tooLong = try service.call("RequestNearestVenue", ["u", "4000000000"])
+        #expect(tooLong.stderr.contains("timeout_ms must be at most"))
+        let configRegion = try service.call("StopMonitoring", ["s", "caffe-macs"])
+        #expect(configRegion.stderr.contains("comes from"))
+        let longID = String(repeating: "x", count: 5000)
+        let oversized = try service.call("StartMonitoring", ["sa{sv}a{sv}", longID, "1", "uuid", "s", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "0"])
+        #expect(oversized.stderr.contains("region id must be 1 to 64"))
+
+        // Errors by name, as a program sees them.
+        let names = try service.python(
+            """
+            for call in [lambda: manager.RequestState("nope"), lambda: manager.SetPreferredVenue("nope"),
+                         lambda: manager.StartMonitoring("a", {"uuid": "bad"}, {}),
+                         lambda: manager.StopMonitoring("never-added")]:
+                try:
+                    call()
+                except dbus.exceptions.DBusException as error:
+                    print(error.get_dbus_name())
+            """)
+        #expect(names.stdout.split(separator: "\n") == [
+            "org.beacond.Error.UnknownRegion", "org.beacond.Error.UnknownVenue", "org.beacond.Error.InvalidArguments",
+            "org.beacond.Error.UnknownRegion",
+        ])
+        let state = try service.call("RequestState", ["s", "caffe-macs"])
+        #expect(state.status == 0)
+    }
+
+    @Test func aClientsRegionGoesAwayWithTheClient() throws {
+        let service = try Service()
+        let added = try service.python(
+            """
+            path = manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(1)},
+                                           {"notify_on_exit": False})
+            print(path)
+            region = dbus.Interface(bus.get_object("org.beacond", path), "org.freedesktop.DBus.Properties")
+            print(region.Get("org.beacond.Region1", "Owner") == bus.get_unique_name(), region.Get("org.beacond.Region1", "Major"))
+            try:
+                manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
+            except dbus.exceptions.DBusException as error:
+                print(error.get_dbus_name())
+            """)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.split(separator: "\n") == ["/org/beacond/region/mine", "True 1", "org.beacond.Error.RegionExists"])
+        // The python process has left the bus: its region is gone (an event beacond logs).
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !service.logText.contains("region mine removed") { usleep(50_000) }
+        let after = try service.call("RequestState", ["s", "mine"])
+        #expect(after.status != 0)
+    }
+
+    @Test func signalsObjectsAndIntrospection() throws {
+        let bus = try PrivateBus()
+        let monitorLog = try TestSupport.temporaryDirectory().appendingPathComponent("monitor.txt")
+        _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
+        let monitor = Process()
+        monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
+        monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'"]
+        monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
+        try monitor.run()
+        defer { monitor.terminate() }
+        usleep(300_000)  // dbus-monitor has no readiness signal; this only orders the start, the waits below are on events
+        let service = try Service(bus: bus)
+        let deadline = Date().addingTimeInterval(20)
+        func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
+        while Date() < deadline, !(captured().contains("member=RegionEntered") && captured().contains("member=NearestVenueChanged")) {
+            usleep(100_000)
+        }
+        let text = captured()
+        #expect(text.contains("member=RegionEntered"))
+        #expect(text.contains("member=NearestVenueChanged"))
+        #expect(text.contains("member=InterfacesAdded"))
+
+        let gdbus = TestSupport.tool("gdbus")!
+        let managed = try TestSupport.run(
+            gdbus, ["call", "--address", bus.address, "--dest", "org.beacond", "--object-path", "/org/beacond",
+                    "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
+        #expect(managed.stdout.contains("'/org/beacond/region/caffe_2dmacs'"))
+        #expect(managed.stdout.contains("'/org/beacond/venue/coffee_2dbar'"))
+        #expect(managed.stdout.contains("'Name': <'咖啡小站'>"))
+        #expect(managed.stdout.contains("org.beacond.Beacon1"))
+
+        // The shipped introspection XML is what the service introspects (a Region1
+        // leaves out Major and Minor when it takes any, so those two are not compared).
+        let beacon = try #require(
+            try service.busctl(["tree", "org.beacond", "--list"]).stdout.split(separator: "\n").first { $0.contains("/beacon/") })
+        for (path, file) in [
+            ("/org/beacond", "org.beacond.Manager1.xml"), ("/org/beacond/region/caffe_2dmacs", "org.beacond.Region1.xml"),
+            ("/org/beacond/venue/counter_2d1", "org.beacond.Venue1.xml"), (String(beacon), "org.beacond.Beacon1.xml"),
+        ] {
+            let xml = try service.busctl(["introspect", "--xml-interface", "org.beacond", path])
+            let shipped = try String(contentsOfFile: TestSupport.repository("dist/dbus/\(file)"), encoding: .utf8)
+            let interface = file.replacingOccurrences(of: ".xml", with: "")
+            let live = try #require(Self.interfaceElement(interface, in: xml.stdout), "\(path) has no \(interface)")
+            #expect(live == Self.interfaceElement(interface, in: shipped), "\(file) differs from \(path)")
+        }
+    }
+
+    @Test func preferredVenueAndRegionStatesSurviveARestart() throws {
+        let service = try Service()
+        #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !service.logText.contains("region caffe-macs entered") { usleep(100_000) }
+        service.stop(signal: SIGKILL)
+        let entersBefore = service.logText.components(separatedBy: "region caffe-macs entered").count - 1
+        #expect(entersBefore == 1)
+        let again = try Service(bus: service.bus, state: service.state)
+        let preferred = try again.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"])
+        #expect(preferred.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"coffee-bar\"")
+        #expect(again.logText.contains("restored state"))
+        let state = try again.call("RequestState", ["s", "caffe-macs"])
+        #expect(state.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"inside\"")
+        // Still inside after restart: no second enter.
+        usleep(3_000_000)
+        #expect(!again.logText.contains("region caffe-macs entered"))
+    }
+
+    @Test func reloadRefusesAnInvalidFileAndKeepsRunning() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let configuration = directory.appendingPathComponent("beacons.yaml")
+        try FileManager.default.copyItem(atPath: TestSupport.repository("beacons.yaml"), toPath: configuration.path)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
+        let service = try Service(configuration: configuration.path)
+        try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
+        let reload = try service.call("Reload")
+        #expect(reload.status != 0)
+        #expect(reload.stderr.contains("beacons.yaml:3: regions[0].uuid"))
+        #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
+    }
+
+    @Test func aFewThousandRandomCallsLeaveTheServiceAnswering() throws {
+        let service = try Service()
+        let result = try service.python(
+            """
+            import random
+            random.seed(7)
+            methods = ["GetNearestVenue", "RequestNearestVenue", "GetRangedBeacons", "RequestState", "StartMonitoring",
+                       "StopMonitoring", "SetPreferredVenue", "Reload", "NoSuchMethod"]
+            values = [lambda: "x" * random.randint(0, 300), lambda: dbus.UInt32(random.randint(0, 2**32 - 1)),
+                      lambda: dbus.Int16(random.randint(-5, 5)), lambda: dbus.Dictionary({"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, signature="sv"),
+                      lambda: dbus.Dictionary({"uuid": random.choice(["", "zz", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"]),
+                                               "major": dbus.Int32(random.randint(-10, 70000))}, signature="sv"),
+                      lambda: dbus.Array([], signature="s"), lambda: True, lambda: 1.5, lambda: dbus.ObjectPath("/x")]
+            errors = 0
+            # No introspection: python sends whatever types it is given, as a careless client would.
+            proxy = bus.get_object("org.beacond", "/org/beacond", introspect=False)
+            for i in range(2000):
+                method = random.choice(methods)
+                arguments = [random.choice(values)() for _ in range(random.randint(0, 3))]
+                try:
+                    proxy.get_dbus_method(method, "org.beacond.Manager1")(*arguments, timeout=5)
+                except dbus.exceptions.DBusException:
+                    errors += 1
+            print(errors)
+            print(manager.RequestState("caffe-macs") in ("inside", "outside", "unknown"))
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && (Int(lines[0]) ?? 0) > 1000 && lines[1] == "True")
+        #expect(try service.call("GetRangedBeacons", ["a{sv}", "0"]).status == 0)
+    }
+
+    @Test func beaconctlAnswersAndExplainsAMissingService() throws {
+        let service = try Service()
+        let beaconctl = TestSupport.product("beaconctl")
+        let nearest = try TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "20s", "--json"])
+        #expect(nearest.status == 0, "\(nearest.stderr)")
+        let venue = try JSONSerialization.jsonObject(with: Data(nearest.stdout.utf8)) as? [String: Any]
+        #expect(venue?["source"] as? String == "ranging")
+        let regions = try TestSupport.run(beaconctl, ["regions", "--bus", service.bus.address])
+        #expect(regions.stdout.contains("caffe-macs"))
+        #expect(regions.stdout.contains("config"))
+        let beacons = try TestSupport.run(beaconctl, ["beacons", "--bus", service.bus.address, "--json"])
+        #expect(beacons.status == 0)
+        let prefer = try TestSupport.run(beaconctl, ["prefer", "--bus", service.bus.address, "nowhere"])
+        #expect(prefer.status != 0 && prefer.stderr.contains("no venue 'nowhere'"))
+
+        service.stop()
+        let missing = try TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("beacond is not running"))
+    }
+
+    /// The `<interface name="…">…</interface>` element, whitespace-normalised.
+    static func interfaceElement(_ name: String, in xml: String) -> String? {
+        guard let start = xml.range(of: "<interface name=\"\(name)\">"),
+            let end = xml.range(of: "</interface>", range: start.upperBound..<xml.endIndex)
+        else { return nil }
+        return xml[start.lowerBound..<end.upperBound].split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("<property name=\"Major\"") && !$0.hasPrefix("<property name=\"Minor\"") }
+            .joined(separator: "\n")
+    }
+}
