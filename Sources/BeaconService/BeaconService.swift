@@ -63,8 +63,8 @@ public final class BeaconService: Service, Sendable {
         let spec = source
         let factory = SourceFactory(configurationPath: settings.configurationPath, rebaseReplays: true)
         let interval = settings.tickInterval
-        await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
                         let outcome = try await factory.run(spec) { continuation.yield(.source($0)) }
@@ -84,15 +84,16 @@ public final class BeaconService: Service, Sendable {
                 group.addTask {
                     for await _ in await UnixSignalsSequence(trapping: .sighup) { continuation.yield(.request(.reload(nil))) }
                 }
-                group.addTask { await self.ownEngine(inputs, submit: { continuation.yield(.request($0)) }) }
-                await group.next()
-                group.cancelAll()
+                // The service lives as long as its engine: a source that ends (a
+                // replay) leaves it answering with what it knows.
+                defer { group.cancelAll() }
+                try await self.ownEngine(inputs, submit: { continuation.yield(.request($0)) })
             }
         }
     }
 
     /// The engine's owner: the only code that touches it.
-    private func ownEngine(_ inputs: AsyncStream<Input>, submit: @escaping @Sendable (ServiceRequest) -> Void) async {
+    private func ownEngine(_ inputs: AsyncStream<Input>, submit: @escaping @Sendable (ServiceRequest) -> Void) async throws {
         let store = StateStore(directory: settings.stateDirectory)
         let restored: EngineState
         switch store.load() {
@@ -125,7 +126,7 @@ public final class BeaconService: Service, Sendable {
                 logger.info("on the \(address) bus as \(BusPaths.busName)")
             } catch {
                 logger.critical("cannot offer \(BusPaths.busName) on the \(address) bus: \(error.message)")
-                return
+                throw error
             }
         }
         defer { bus?.connection.close() }

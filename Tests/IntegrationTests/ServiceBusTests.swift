@@ -13,7 +13,10 @@ import Testing
         private var process: Process?
         let configuration: String
 
-        init(bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil) throws {
+        let source: String
+
+        init(bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String = "simulate") throws {
+            self.source = source
             self.bus = try bus ?? PrivateBus()
             self.state = try state ?? TestSupport.temporaryDirectory()
             log = self.state.appendingPathComponent("beacond.log")
@@ -25,7 +28,7 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
             process.arguments = [
-                "--bus", bus.address, "--source", "simulate", "--state-dir", state.path, "--config", configuration,
+                "--bus", bus.address, "--source", source, "--state-dir", state.path, "--config", configuration,
             ]
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
@@ -281,6 +284,91 @@ import Testing
         let missing = try TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("beacond is not running"))
+    }
+
+    /// The real Raspberry Pi log, replayed at 4× with a configuration for its
+    /// two beacons: regions enter while it plays and exit after it ends, the
+    /// source ending is announced, and then there is no venue.
+    @Test func aReplayThatEndsExitsItsRegionsAndSaysSo() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let configuration = directory.appendingPathComponent("beacons.yaml")
+        try Data(
+            """
+            ranging: { exit_after: 1s }
+            regions:
+              - id: bean
+                uuid: A495DEAD-C5B1-4B44-B512-1370F02D74DE
+              - id: gimbal
+                uuid: DAF246CE-8363-11E4-B116-123B93F75CBA
+            venues:
+              - id: bean-counter
+                name: LightBlue Bean
+                beacon: { uuid: A495DEAD-C5B1-4B44-B512-1370F02D74DE, major: 12345, minor: 65535 }
+              - id: gimbal-stand
+                name: Gimbal
+                beacon: { uuid: DAF246CE-8363-11E4-B116-123B93F75CBA, major: 0, minor: 1 }
+            """.utf8
+        ).write(to: configuration)
+        let bus = try PrivateBus()
+        let monitorLog = directory.appendingPathComponent("monitor.txt")
+        _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
+        let monitor = Process()
+        monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
+        monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'"]
+        monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
+        try monitor.run()
+        defer { monitor.terminate() }
+        usleep(300_000)  // only orders dbus-monitor's start before beacond's; the waits below are on events
+        let service = try Service(
+            bus: bus, configuration: configuration.path,
+            source: "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@4")
+
+        // While it plays: a ranged answer, a client region, the per-client bound, and stopping it.
+        let during = try service.python(
+            """
+            venue = manager.RequestNearestVenue(dbus.UInt32(20000), timeout=30)
+            print(venue["id"], venue["source"])
+            uuid = "A495DEAD-C5B1-4B44-B512-1370F02D74DE"
+            for i in range(17):
+                try:
+                    manager.StartMonitoring("mine-%d" % i, {"uuid": uuid}, {})
+                except dbus.exceptions.DBusException as error:
+                    print(i, error.get_dbus_name())
+            manager.StopMonitoring("mine-0")
+            print(manager.RequestState("bean"))
+            manager.Reload()
+            print("reloaded")
+            """)
+        #expect(during.status == 0, "\(during.stderr)\n\(service.logText)")
+        let lines = during.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(["bean-counter ranging", "gimbal-stand ranging"].contains(lines.first ?? ""))
+        #expect(lines.dropFirst().first == "16 org.beacond.Error.TooManyRegions")
+        #expect(lines.dropFirst(2).first == "inside")
+        #expect(lines.last == "reloaded")
+
+        // After the end (24 s of log at 4×): availability, exits, and no venue.
+        func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
+        func afterEnd() -> Substring? {
+            let log = service.logText
+            return log.range(of: " ended: ").map { log[$0.upperBound...] }
+        }
+        let deadline = Date().addingTimeInterval(40)
+        while Date() < deadline, !(afterEnd()?.contains("nearest venue: none") ?? false) { usleep(100_000) }
+        #expect(captured().contains("member=RegionEntered"))
+        #expect(captured().contains("member=AvailabilityChanged"))
+        #expect(captured().contains("member=RegionExited"))
+        let afterwards = try service.python(
+            """
+            for call in [lambda: manager.GetNearestVenue(), lambda: manager.RequestNearestVenue(dbus.UInt32(300))]:
+                try:
+                    call()
+                    print("answered")
+                except dbus.exceptions.DBusException as error:
+                    print(error.get_dbus_name())
+            print(bool(dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.Properties").Get("org.beacond.Manager1", "Available")))
+            """)
+        #expect(afterwards.stdout.split(separator: "\n") == ["org.beacond.Error.NoVenue", "org.beacond.Error.LocationUnknown", "False"], "\(afterwards.stderr)\n\(service.logText)")
     }
 
     /// The `<interface name="…">…</interface>` element, whitespace-normalised.
