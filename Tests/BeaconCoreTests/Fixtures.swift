@@ -49,3 +49,34 @@ enum Fixtures {
         return buffer[padding..<(padding + bytes.count)]
     }
 }
+
+/// btsnoop bytes built by hand from PLATFORM-NOTES, independently of `BtsnoopWriter`.
+enum SnoopBytes {
+    /// Microseconds from btsnoop's year 0 to the Unix epoch (PLATFORM-NOTES: `0x00DCDDB30F2F8000`).
+    static let unixEpoch: Int64 = 0x00DC_DDB3_0F2F_8000
+
+    static func be32(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+
+    static func be64(_ value: Int64) -> [UInt8] {
+        let bits = UInt64(bitPattern: value)
+        return be32(UInt32(truncatingIfNeeded: bits >> 32)) + be32(UInt32(truncatingIfNeeded: bits))
+    }
+
+    static func header(version: UInt32 = 1, datalink: UInt32) -> [UInt8] {
+        Array("btsnoop".utf8) + [0] + be32(version) + be32(datalink)
+    }
+
+    static func record(
+        _ body: [UInt8], flags: UInt32, unixMicroseconds: Int64, originalLength: UInt32? = nil,
+        includedLength: UInt32? = nil
+    ) -> [UInt8] {
+        be32(originalLength ?? UInt32(body.count)) + be32(includedLength ?? UInt32(body.count)) + be32(flags)
+            + be32(0) + be64(unixMicroseconds + unixEpoch) + body
+    }
+
+    /// Monitor flags: controller index in the high 16 bits, opcode in the low 16.
+    static func monitorFlags(index: UInt32 = 0, opcode: UInt32) -> UInt32 { index << 16 | opcode }
+}
