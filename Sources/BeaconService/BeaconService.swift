@@ -133,6 +133,8 @@ public final class BeaconService: Service, Sendable {
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
 
         for await input in inputs {
+            // Answers that must wait until the state they change is on disk.
+            var replies: [() -> Void] = []
             switch input {
             case .source(.hciEvent(let packet, let time)):
                 decoder.decode(event: packet, at: time) { engine.ingest($0, into: &events) }
@@ -166,7 +168,7 @@ public final class BeaconService: Service, Sendable {
                     bus?.availabilityChanged(true, reason: "advertisements arrive again")
                 }
             case .request(let request):
-                handle(request, engine: &engine, events: &events)
+                replies = handle(request, engine: &engine, events: &events)
             }
             for event in events {
                 if let line = EventLog.line(event, configuration: engine.configuration) { logger.info("\(line)") }
@@ -183,6 +185,7 @@ public final class BeaconService: Service, Sendable {
                     logger.error("cannot save state: \(error)")
                 }
             }
+            for reply in replies { reply() }
         }
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped")
@@ -195,8 +198,12 @@ public final class BeaconService: Service, Sendable {
         last = time
     }
 
-    /// Requests from D-Bus callers and SIGHUP, answered here, where the engine lives.
-    private func handle(_ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]) {
+    /// Requests from D-Bus callers and SIGHUP, answered here, where the engine
+    /// lives. A change that persists is answered only once it is saved: the
+    /// returned replies are sent after the state file is written.
+    private func handle(
+        _ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]
+    ) -> [() -> Void] {
         let now = max(WallClock.now(), engine.lastSighting ?? WallClock.now())
         switch request {
         case .startMonitoring(let region, let call):
@@ -210,15 +217,15 @@ public final class BeaconService: Service, Sendable {
         case .stopMonitoring(let id, let call):
             guard let region = engine.monitor.definitions.first(where: { $0.id == id }) else {
                 call.fail(BeacondError.unknownRegion("no region '\(BusService.printable(id))' is monitored"))
-                return
+                return []
             }
             guard let owner = region.owner else {
                 call.fail(BeacondError.notOwner("region \(id) comes from \(settings.configurationPath); edit the file and Reload"))
-                return
+                return []
             }
             guard owner == call.sender else {
                 call.fail(BeacondError.notOwner("region \(id) belongs to another client (\(owner))"))
-                return
+                return []
             }
             try? engine.stopMonitoring(id: id, into: &events)
             call.reply()
@@ -227,7 +234,7 @@ public final class BeaconService: Service, Sendable {
                 try engine.setPreferredVenue(id)
                 engine.tick(now: now, into: &events)
                 logger.info("preferred venue: \(id ?? "none (nearest to me)")")
-                call.reply()
+                return [{ call.reply() }]
             } catch {
                 call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).joined(separator: ", "))"))
             }
@@ -247,6 +254,7 @@ public final class BeaconService: Service, Sendable {
                 logger.info("region \(region.id) removed: its owner \(name) left the bus")
             }
         }
+        return []
     }
 
     private static func describe(_ summary: ReplaySource.Summary) -> String {
