@@ -46,7 +46,9 @@ public enum ConfigurationLoader {
         } catch {
             throw ConfigurationError(problems: [reader.syntaxProblem(error)])
         }
-        guard let root else {
+        // `---` alone, or `~`, is a document with nothing in it.
+        let empty = root.map { node in node.scalar.map { ["", "~", "null", "Null", "NULL"].contains($0.string) } ?? false } ?? true
+        guard let root, !empty else {
             throw ConfigurationError(problems: [
                 ConfigurationProblem(file: file, line: nil, field: "", message: "the file is empty; expected \(what)")
             ])

@@ -26,9 +26,9 @@ struct NodeReader {
         }
         if let node = fields["ranging"] { configuration.ranging = ranging(node) }
         configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
-        configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2) }
+        let regions = configuration.regions
+        configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2, regions: regions) }
         checkIdentifiers(configuration, fields)
-        checkVenuesAreMonitored(configuration, fields["venues"])
         return configuration
     }
 
@@ -65,7 +65,7 @@ struct NodeReader {
         if let n = fields["max_distance"] { settings.maxDistance = number(n, "ranging.max_distance", in: 0.1...1000) }
         if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
-        checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, node, "ranging")
+        checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, fields["exit_rssi"] ?? node, "ranging")
         return settings
     }
 
@@ -80,12 +80,12 @@ struct NodeReader {
         if let n = fields["enter_rssi"] { region.enterRSSI = number(n, "\(field).enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { region.exitRSSI = number(n, "\(field).exit_rssi", in: -127...20) }
         if let n = fields["exit_after"] { region.exitAfter = duration(n, "\(field).exit_after", positive: true) }
-        checkHysteresis(enter: region.enterRSSI, exit: region.exitRSSI, node, field)
+        checkHysteresis(enter: region.enterRSSI, exit: region.exitRSSI, fields["exit_rssi"] ?? node, field)
         guard id != nil, constraint != nil else { return nil }
         return region
     }
 
-    private mutating func venue(_ node: Node, _ field: String) -> VenueDefinition? {
+    private mutating func venue(_ node: Node, _ field: String, regions: [RegionDefinition]) -> VenueDefinition? {
         guard let fields = mapping(node, field, keys: ["id", "name", "beacon", "measured_power", "max_distance"]) else {
             return nil
         }
@@ -104,6 +104,11 @@ struct NodeReader {
         if let b = fields["beacon"] {
             if let beacon = mapping(b, "\(field).beacon", keys: ["uuid", "major", "minor"]) {
                 constraint = self.constraint(beacon, b, "\(field).beacon")
+            }
+            // Ranging runs only inside monitored regions (SPEC section 5), so a venue
+            // no region covers could never be nearest: almost surely a typo.
+            if let constraint, !regions.contains(where: { $0.constraint.overlaps(constraint) }) {
+                report(b, "\(field).beacon", "\(constraint) matches no region; add a region whose uuid (and major/minor) covers it")
             }
         } else {
             report(node, "\(field).beacon", "missing; expected { uuid: …, major: …, minor: … }")
@@ -138,18 +143,7 @@ struct NodeReader {
         }
     }
 
-    /// Ranging runs only inside monitored regions (SPEC section 5), so a venue
-    /// no region covers could never be nearest: almost surely a typo.
-    private mutating func checkVenuesAreMonitored(_ configuration: Configuration, _ venuesNode: Node?) {
-        guard let items = venuesNode?.sequence.map(Array.init) else { return }
-        for venue in configuration.venues where !configuration.regions.contains(where: { $0.constraint.overlaps(venue.constraint) }) {
-            guard let index = items.firstIndex(where: { $0.mapping?["id"]?.string == venue.id }) else { continue }
-            report(
-                items[index], "venues[\(index)].beacon",
-                "\(venue.constraint) matches no region; add a region whose uuid (and major/minor) covers it")
-        }
-    }
-
+    /// `node` is the exit_rssi value, where the problem is reported.
     private mutating func checkHysteresis(enter: Double?, exit: Double?, _ node: Node, _ field: String) {
         if let enter, let exit, exit >= enter {
             report(node, "\(field).exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap")

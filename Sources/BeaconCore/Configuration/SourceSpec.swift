@@ -18,7 +18,7 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         public var description: String {
             switch self {
             case .max: "max"
-            case .factor(let f): f == f.rounded() ? String(Int(f)) : String(f)
+            case .factor(let f): f == f.rounded() && f < 1e15 ? String(Int(f)) : String(f)
             }
         }
     }
@@ -60,7 +60,10 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
 
     private static func adapter(_ argument: String?, _ text: String) throws(ParseError) -> String? {
         guard let argument else { return nil }
-        guard argument.hasPrefix("hci"), let number = Int(argument.dropFirst(3)), number >= 0 else {
+        let digits = argument.dropFirst(3)
+        guard argument.hasPrefix("hci"), !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+            Int(digits) != nil
+        else {
             throw ParseError(text: text, reason: "adapter must look like hci0")
         }
         return argument
@@ -75,8 +78,8 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         if speedText == "max" { return .replay(path: path, speed: .max) }
         let number = Double(speedText.hasSuffix("x") ? speedText.dropLast() : speedText)
         guard let number else { return .replay(path: argument, speed: .factor(1)) }
-        guard number > 0, number.isFinite, !path.isEmpty else {
-            throw ParseError(text: text, reason: "replay speed must be a positive number or max")
+        guard number > 0, number <= 100_000, number.isFinite, !path.isEmpty else {
+            throw ParseError(text: text, reason: "replay speed must be a number above 0 and at most 100000, or max")
         }
         return .replay(path: path, speed: .factor(number))
     }
@@ -86,7 +89,8 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         case .auto: "auto"
         case .hci(let adapter): adapter.map { "hci:\($0)" } ?? "hci"
         case .bluez(let adapter): adapter.map { "bluez:\($0)" } ?? "bluez"
-        case .replay(let path, .factor(1)): "replay:\(path)"
+        // A path with an "@" keeps its speed written out, so the text parses back the same.
+        case .replay(let path, .factor(1)) where !path.contains("@"): "replay:\(path)"
         case .replay(let path, let speed): "replay:\(path)@\(speed)"
         case .simulate(let scenario): scenario.map { "simulate:\($0)" } ?? "simulate"
         }

@@ -41,7 +41,7 @@ public struct IBeaconFrame: Hashable, Sendable {
             guard company == appleCompanyIdentifier, data.count >= 3, data[base + 2] == iBeaconType else { return }
             let lengthByte = data.count >= 4 ? data[base + 3] : 0
             guard lengthByte == iBeaconLength, data.count == 25 else {
-                throw .malformedIBeacon(offset: structure.offset, lengthByte: lengthByte, payloadSize: data.count - 4)
+                throw .malformedIBeacon(offset: structure.offset, lengthByte: lengthByte, payloadSize: max(0, data.count - 4))
             }
             if found == nil {
                 found = frame(fromIBeaconPayloadAt: base + 4, in: data)

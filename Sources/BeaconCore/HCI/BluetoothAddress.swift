@@ -23,7 +23,7 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         guard parts.count == 6 else { return nil }
         var values: [UInt8] = []
         for part in parts {
-            guard part.count == 2, let value = UInt8(part, radix: 16) else { return nil }
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), let value = UInt8(part, radix: 16) else { return nil }
             values.append(value)
         }
         self.init(values[0], values[1], values[2], values[3], values[4], values[5])

@@ -4,6 +4,8 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingHeader(available: Int)
     /// The parameter length byte disagrees with the bytes present.
     case lengthMismatch(declared: Int, available: Int)
+    /// An LE Meta event without its subevent code.
+    case missingSubevent
     /// An advertising report event with a report count of 0 or too many to fit.
     case invalidReportCount(Int)
     /// A report ends before its fixed fields or its data do.
@@ -17,6 +19,8 @@ public enum HCIError: Error, Equatable, Sendable, CustomStringConvertible {
             "HCI event has \(available) bytes, too short for its header"
         case let .lengthMismatch(declared, available):
             "HCI event declares \(declared) parameter bytes but carries \(available)"
+        case .missingSubevent:
+            "LE Meta event without a subevent code"
         case let .invalidReportCount(count):
             "advertising report event claims \(count) reports"
         case let .truncatedReport(index, needed, available):

@@ -20,7 +20,9 @@ public enum HCIEvent {
         guard packet.count - 2 == declared else {
             throw .lengthMismatch(declared: declared, available: packet.count - 2)
         }
-        guard packet[start] == leMetaEventCode, declared >= 1 else { return }
+        guard packet[start] == leMetaEventCode else { return }
+        // An LE Meta event always names its subevent.
+        guard declared >= 1 else { throw .missingSubevent }
         let parameters = packet[(start + 3)...]
         switch packet[start + 2] {
         case legacyAdvertisingReport:
