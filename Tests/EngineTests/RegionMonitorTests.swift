@@ -1,0 +1,121 @@
+import BeaconCore
+import Foundation
+import Testing
+
+@Suite struct RegionMonitorTests {
+    typealias S = EngineTestSupport
+
+    @Test func oneStrayPacketDoesNotEnterButTwoWithinTwoSecondsDo() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0), into: &events)
+        engine.tick(now: S.t0 + .milliseconds(500), into: &events)
+        #expect(S.transitions(events).isEmpty)
+        #expect(engine.monitor.state(of: "cafe") == .unknown)
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .milliseconds(1500)), into: &events)
+        let entered = S.transitions(events)
+        #expect(entered.map(\.kind) == [.entered])
+        #expect(entered.first?.notify == true)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+    }
+
+    @Test func twoSightingsThreeSecondsApartDoNotEnterAFastBeacon() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0), into: &events)
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .seconds(3)), into: &events)
+        #expect(S.transitions(events).isEmpty)
+    }
+
+    @Test func aSlowBeaconEntersOnItsThirdSighting() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events: [EngineEvent] = []
+        for second in [0, 3] { engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .seconds(Int64(second))), into: &events) }
+        #expect(S.transitions(events).isEmpty)
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .seconds(6)), into: &events)
+        #expect(S.transitions(events).map(\.kind) == [.entered])
+    }
+
+    @Test func sightingsBelowTheEnterFloorNeverEnter() {
+        var engine = BeaconEngine(configuration: S.configuration { $0.ranging.enterRSSI = -80 }, now: S.t0)
+        let events = S.feed(&engine, [(S.identity(), -85, .milliseconds(100))], from: S.t0, for: .seconds(5))
+        #expect(S.transitions(events).allSatisfy { $0.kind != .entered })
+    }
+
+    @Test func exitAfterExitAfterWithoutSightingsAndNotATickBefore() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0, for: .seconds(2))
+        let last = S.t0 + .milliseconds(1800)  // the last tick before the end is at 1.8 s
+        var events: [EngineEvent] = []
+        engine.tick(now: last + .milliseconds(9_900), into: &events)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+        engine.tick(now: last + .seconds(10), into: &events)
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+        #expect(engine.monitor.state(of: "cafe") == .outside)
+    }
+
+    @Test func aSlowBeaconStretchesTheExitTimeout() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        S.feed(&engine, [(S.identity(), -60, .seconds(5))], from: S.t0, for: .seconds(21))
+        // Last sighting at 20 s; three 5 s intervals is 15 s > exit_after 10 s.
+        var events: [EngineEvent] = []
+        engine.tick(now: S.t0 + .seconds(32), into: &events)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+        engine.tick(now: S.t0 + .seconds(36), into: &events)
+        #expect(engine.monitor.state(of: "cafe") == .outside)
+    }
+
+    @Test func weakSignalExitsAndHysteresisPreventsAStorm() {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.ranging.enterRSSI = -80
+                $0.ranging.exitRSSI = -90
+            }, now: S.t0)
+        var events = S.feed(&engine, [(S.identity(), -70, .milliseconds(100))], from: S.t0, for: .seconds(5))
+        #expect(S.transitions(events).map(\.kind) == [.entered])
+        events = S.feed(&engine, [(S.identity(), -95, .milliseconds(100))], from: S.t0 + .seconds(5), for: .seconds(10))
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+        // Between the two thresholds for a minute: no event at all.
+        events = S.feed(&engine, [(S.identity(), -85, .milliseconds(100))], from: S.t0 + .seconds(15), for: .seconds(60))
+        #expect(S.transitions(events).isEmpty)
+    }
+
+    @Test func withoutEvidenceTheRegionIsDeterminedOutsideSilently() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events: [EngineEvent] = []
+        engine.tick(now: S.t0 + .seconds(10), into: &events)
+        let transitions = S.transitions(events)
+        #expect(transitions.map(\.kind) == [.determinedOutside])
+        #expect(transitions.first?.notify == false)
+    }
+
+    @Test func restoredInsideGivesNoSecondEnterAndOneExitWhenGone() {
+        let restored = EngineState(regions: ["cafe": .inside])
+        var engine = BeaconEngine(configuration: S.configuration(), restored: restored, now: S.t0)
+        var events = S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0, for: .seconds(3))
+        #expect(S.transitions(events).isEmpty)
+        var quiet = BeaconEngine(configuration: S.configuration(), restored: restored, now: S.t0)
+        events = []
+        for second in stride(from: 1, through: 30, by: 1) { quiet.tick(now: S.t0 + .seconds(Int64(second)), into: &events) }
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+    }
+
+    @Test func notifyOnExitFalseStillChangesState() {
+        var engine = BeaconEngine(
+            configuration: S.configuration { $0.regions[0].notifyOnExit = false }, now: S.t0)
+        var events = S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0, for: .seconds(2))
+        events = []
+        engine.tick(now: S.t0 + .seconds(20), into: &events)
+        let exit = S.transitions(events).first
+        #expect(exit?.kind == .exited)
+        #expect(exit?.notify == false)
+    }
+
+    @Test func beaconsNoRegionCoversAreIgnored() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let other = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
+        let events = S.feed(&engine, [(other, -50, .milliseconds(100))], from: S.t0, for: .seconds(3))
+        #expect(events.allSatisfy { if case .region(let t) = $0 { t.kind == .determinedOutside } else { false } })
+        #expect(engine.rangedBeacons().isEmpty)
+    }
+}
