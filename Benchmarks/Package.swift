@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// beacond's benchmarks (ordo-one/benchmark): decode and whole-pipeline
+/// throughput, and memory per tracked beacon. Run with
+/// `swift package --disable-sandbox benchmark` in this directory.
+let package = Package(
+    name: "BeaconBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "beacond", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "BeaconBenchmarks",
+            dependencies: [
+                .product(name: "BeaconCore", package: "beacond"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/BeaconBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
