@@ -158,9 +158,14 @@ import Testing
         _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
         let monitor = Process()
         monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
-        monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'"]
+        monitor.arguments = [
+            "--address", bus.address, "type='signal',interface='org.beacond.Manager1'",
+            "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
+            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
+        ]
         monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
         try monitor.run()
+        let monitorStart = Date()
         defer { monitor.terminate() }
         usleep(300_000)  // dbus-monitor has no readiness signal; this only orders the start, the waits below are on events
         let service = try Service(bus: bus)
@@ -173,6 +178,20 @@ import Testing
         #expect(text.contains("member=RegionEntered"))
         #expect(text.contains("member=NearestVenueChanged"))
         #expect(text.contains("member=InterfacesAdded"))
+
+        // PropertiesChanged is coalesced: a beacon heard ten times a second changes
+        // its properties at most about once a second.
+        usleep(5_000_000)
+        let changes = captured().split(separator: "\n").filter {
+            $0.contains("member=PropertiesChanged") && $0.contains("path=/org/beacond/beacon/")
+        }
+        var perObject: [Substring: Int] = [:]
+        for line in changes {
+            if let path = line.split(separator: " ").first(where: { $0.hasPrefix("path=") }) { perObject[path, default: 0] += 1 }
+        }
+        #expect(!perObject.isEmpty, "no beacon announced a change")
+        let seconds = Date().timeIntervalSince(monitorStart)
+        #expect(perObject.values.allSatisfy { Double($0) <= seconds + 2 }, "\(perObject) in \(seconds) s")
 
         let gdbus = TestSupport.tool("gdbus")!
         let managed = try TestSupport.run(
