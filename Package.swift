@@ -88,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BeaconConfigurationTests",
-            dependencies: ["BeaconConfiguration"]
+            dependencies: ["BeaconConfiguration", "BeaconCore", "BeaconSimulation"]
         ),
         .target(name: "BeaconTestSupport", path: "Tests/Support"),
         .testTarget(

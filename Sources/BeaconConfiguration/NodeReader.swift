@@ -93,7 +93,7 @@ struct NodeReader {
         var name: String?
         if let n = fields["name"] {
             name = string(n, "\(field).name")
-            if let text = name, text.trimmingCharacters(in: .whitespaces).isEmpty || text.count > 200 {
+            if let text = name, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || text.count > 200 {
                 report(n, "\(field).name", "expected a name of 1 to 200 characters")
                 name = nil
             }

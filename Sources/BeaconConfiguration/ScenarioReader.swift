@@ -28,7 +28,11 @@ extension NodeReader {
         var radio = Scenario.Radio()
         if let node = fields["radio"] { radio = self.radio(node) }
         let beacons = list(fields["beacons"], "beacons") { $0.simulatedBeacon($1, $2) }
-        if fields["beacons"] == nil { report(root, "beacons", "missing; expected a list of beacons with positions") }
+        if fields["beacons"] == nil {
+            report(root, "beacons", "missing; expected a list of beacons with positions")
+        } else if let node = fields["beacons"], node.sequence?.count == 0 {
+            report(node, "beacons", "expected at least one beacon with a position")
+        }
         guard let listenerNode = fields["listener"] else {
             report(root, "listener", "missing; expected start, speed and stops")
             return nil
@@ -38,7 +42,8 @@ extension NodeReader {
         if listener["start"] == nil { report(listenerNode, "listener.start", "missing; expected [x, y] in metres") }
         let speed = listener["speed"].flatMap { number($0, "listener.speed", in: 0.1...5) } ?? 1.0
         let stops = list(listener["stops"], "listener.stops") { $0.stop($1, $2) }
-        if listener["stops"] == nil || stops.isEmpty {
+        // Stops that were written but are wrong have their own problems; this is for none at all.
+        if listener["stops"] == nil || listener["stops"]?.sequence?.count == 0 {
             report(listenerNode, "listener.stops", "expected at least one stop { at: [x, y], pause: 30s }")
         }
         guard let start, !beacons.isEmpty else { return nil }

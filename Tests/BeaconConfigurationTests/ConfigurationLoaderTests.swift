@@ -591,3 +591,40 @@ import Testing
         }
     }
 }
+
+// MARK: Further problems, each with its line
+
+extension ConfigurationLoaderTests {
+    /// A name of nothing but white space and line breaks is as empty as `"   "`.
+    @Test(arguments: ["\"\\n\"", "\"\\t\"", "\" \\n \""])
+    func blankNameWithLineBreaks(name: String) {
+        let yaml = Self.valid.replacingOccurrences(of: "name: \"Counter 1\"", with: "name: \(name)")
+        Self.expectOneProblem(yaml, field: "venues[0].name", at: "name:")
+    }
+
+    @Test func wrongTypes() {
+        let sourceList = Self.valid.replacingOccurrences(of: "source: auto", with: "source: [hci]")
+        Self.expectOneProblem(sourceList, field: "source", at: "source:", mentioning: ["string", "list"])
+        let uuidMapping = Self.regionsOnly.replacingOccurrences(
+            of: "uuid: F7826DA6-4FA2-4E98-8024-BC5B71E0893E", with: "uuid: { x: 1 }")
+        Self.expectOneProblem(uuidMapping, field: "regions[1].uuid", at: "{ x: 1 }", mentioning: ["mapping"])
+        let fractionalMajor = Self.valid.replacingOccurrences(of: "      major: 1", with: "      major: 1.5")
+        Self.expectOneProblem(fractionalMajor, field: "venues[0].beacon.major", at: "1.5", mentioning: ["integer"])
+    }
+
+    @Test func problemLinesWithCRLFLineEndings() {
+        let yaml = Self.valid.replacingOccurrences(of: "exit_after: 10s", with: "exit_after: -5s")
+            .replacingOccurrences(of: "\n", with: "\r\n")
+        let problems = Self.problems(yaml)
+        #expect(problems.map(\.field) == ["ranging.exit_after"])
+        #expect(problems.first?.line == 3)
+    }
+
+    @Test func theShippedFileDescribesEveryVenue() throws {
+        let configuration = try ConfigurationLoader.load(contentsOf: Self.shippedFile)
+        #expect(configuration.venues.map(\.name) == [
+            "Caffè Macs — Counter 1", "Caffè Macs — Counter 2", "咖啡小站", "Kaffeehaus am Markt — Theke",
+        ])
+        #expect(configuration.venues.map(\.measuredPower) == [nil, nil, -61, nil])
+    }
+}

@@ -1,3 +1,4 @@
+import PropertyBased
 import Testing
 
 @testable import BeaconCore
@@ -45,5 +46,26 @@ import Testing
     func configurationTextParsesBack(text: String) throws {
         let duration = try #require(Duration(parsing: text))
         #expect(Duration(parsing: duration.configurationText) == duration)
+    }
+}
+
+// MARK: Properties
+
+extension DurationParsingTests {
+    /// Whole milliseconds up to about 31 years print as text that parses back exactly.
+    @Test func configurationTextRoundTripsForWholeMilliseconds() async {
+        await propertyCheck(count: 300, input: Gen.int64(in: 0...999_999_999_999)) { milliseconds in
+            let duration = Duration.milliseconds(milliseconds)
+            let text = duration.configurationText
+            #expect(Duration(parsing: text) == duration, "\(milliseconds) ms → \(text)")
+        }
+    }
+
+    /// `Ns`, `Nm`, `Nms`, `Nh` for whole N mean N × the unit, worked out here.
+    @Test func wholeNumbersOfEachUnit() async {
+        await propertyCheck(count: 200, input: Gen.int64(in: 0...100_000), Gen.int(in: 0...3)) { n, unit in
+            let (suffix, milliseconds): (String, Int64) = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)][unit]
+            #expect(Duration(parsing: "\(n)\(suffix)") == .milliseconds(n * milliseconds))
+        }
     }
 }

@@ -179,3 +179,75 @@ import Testing
         #expect(packets == Self.expectedPackets)
     }
 }
+
+// MARK: Where the reader is, and the brief's inline examples
+
+extension HCIDumpReaderTests {
+    /// `line` is "the 1-based line number of the last line read".
+    @Test func lineNumberOfTheLastLineRead() throws {
+        var lines = Self.firstThreePackets
+        lines.insert("// Gimbal", at: 3)
+        var reader = try HCIDumpReader(bytes: Self.text(lines)[...])
+        _ = reader.next()
+        #expect(reader.line == 3, "the first packet is lines 1-3")
+        _ = reader.next()
+        #expect(reader.line == 7, "a comment, then the second packet on lines 5-7")
+        _ = reader.next()
+        #expect(reader.line == 10)
+        #expect(reader.next() == nil)
+        #expect(reader.line == lines.count)
+    }
+
+    /// A single-line log in the `hcidump -t` forms, decoded down to the report.
+    @Test(arguments: [
+        "2024-05-01 12:00:00.250000 > 04 3E 27 02 01 00 00 58 C1 C9 72 39 D0 1B 1A FF 4C 00 02 15 A4 95 DE AD C5 B1 4B 44 B5 12 13 70 F0 2D 74 DE 30 39 FF FF C5 BC",
+        "1714564800.250000 > 04 3E 27 02 01 00 00 58 C1 C9 72 39 D0 1B 1A FF 4C 00 02 15 A4 95 DE AD C5 B1 4B 44 B5 12 13 70 F0 2D 74 DE 30 39 FF FF C5 BC",
+        "1714564800.25 > 04 3E 27 02 01 00 00 58 C1 C9 72 39 D0 1B 1A FF 4C 00 02 15 A4 95 DE AD C5 B1 4B 44 B5 12 13 70 F0 2D 74 DE 30 39 FF FF C5 BC",
+    ])
+    func timestampedOneLinePacket(line: String) throws {
+        let (events, reader) = try Self.readAll(Self.text([line], separator: "\r\n"))
+        let event = try #require(events.first)
+        #expect(events.count == 1)
+        #expect(event.timestamp == Timestamp(microsecondsSinceEpoch: 1_714_564_800_250_000))
+        #expect(Array(event.packet) == Fixtures.raspberryPiIBeaconEvent)
+        #expect(reader.malformedPackets == 0)
+        var addresses: [BluetoothAddress] = []
+        try HCIEvent.forEachAdvertisingReport(in: event.packet) { addresses.append($0.address) }
+        #expect(addresses == [Fixtures.raspberryPiAddress])
+    }
+
+    /// Everything a Pi user's log can hold, in one file: banner, comments, commands,
+    /// a damaged packet, timestamps, CRLF.
+    @Test func aMixedLog() throws {
+        let lines = [
+            "HCI sniffer - Bluetooth packet analyzer ver 5.66",
+            "device: hci0 snap_len: 1500 filter: 0xffffffffffffffff",
+            "< 01 0C 20 02 01 00 ",
+            "> 04 0E 04 01 0C 20 00 ",
+            "// Gimbal",
+            "> 04 3E 27 02 01 00 00 58 C1 C9 72 39 D0 1B 1A FF 4C 00 02 15 ",
+            "  A4 95 DE AD C5 B1 4B 44 B5 12 13 70 F0 2D 74 DE 30 39 FF FF ",
+            "  C5 G5 ",  // damaged
+            "> 04 3E 27 02 01 04 00 58 C1 C9 72 39 D0 1B 05 09 4C 69 67 74 ",
+            "  11 06 DE 74 2D F0 70 13 12 B5 44 4B B1 C5 10 FF 95 A4 02 0A ",
+            "  04 C5 ",
+        ]
+        let (events, reader) = try Self.readAll(Self.text(lines, separator: "\r\n"))
+        #expect(events.map { Array($0.packet) } == [Fixtures.hex("0E 04 01 0C 20 00"), Fixtures.raspberryPiScanResponseEvent])
+        #expect(reader.malformedPackets == 1)
+        #expect(reader.packetsRead == 4)
+        #expect(reader.failure == nil)
+    }
+}
+
+extension HCIDumpReaderTests {
+    /// A packet whose first line lost its `>` is one damaged packet: its indented
+    /// continuation lines belong to it and are not further packets.
+    @Test func packetWithoutItsMarkerIsOneMalformedPacket() throws {
+        var lines = Self.firstThreePackets
+        lines[3] = String(lines[3].dropFirst(2))  // "04 3E 27 02 01 04 …", the "> " lost
+        let (events, reader) = try Self.readAll(Self.text(lines))
+        #expect(events.map { Array($0.packet) } == [Self.expectedPackets[0], Self.expectedPackets[2]])
+        #expect(reader.malformedPackets == 1, "one damaged packet of three lines")
+    }
+}

@@ -1,3 +1,4 @@
+import PropertyBased
 import Testing
 
 @testable import BeaconCore
@@ -307,5 +308,53 @@ import Testing
     @Test func errorDescriptionsSayWhere() {
         #expect(HCIError.lengthMismatch(declared: 40, available: 39).description.contains("40"))
         #expect(HCIError.truncatedReport(index: 2, needed: 37, available: 5).description.contains("report 2"))
+    }
+}
+
+// MARK: Encoder and reader, both ways
+
+extension HCIEventTests {
+    static let address = Gen.uint8().array(of: 6).map { BluetoothAddress($0[0], $0[1], $0[2], $0[3], $0[4], $0[5]) }
+    /// Any RSSI or TX power a controller can send: -128...126, or 127 for "not available".
+    static let decibels = Gen.int(in: -128...127).map { $0 == 127 ? nil : Int8($0) }
+
+    @Test func legacyReportsRoundTrip() async {
+        let report = zip(Gen.uint8(in: 0...4), Gen.uint8(in: 0...3), Self.address, Self.decibels, Gen.uint8().array(of: 0...31))
+        await propertyCheck(count: 200, input: report.array(of: 1...6)) { fields in
+            let reports = fields.map { type, addressType, address, rssi, data in
+                AdvertisingReport(
+                    kind: .legacy(AdvertisingReport.LegacyType(rawValue: type)!), addressType: addressType,
+                    address: address, rssi: rssi, data: data[...])
+            }
+            let event = HCIEvent.advertisingReportEvent(reports)
+            // Sizes from PLATFORM-NOTES: 2 header bytes, subevent, count, then 10 + data per report.
+            #expect(event.count == 4 + fields.reduce(0) { $0 + 10 + $1.4.count })
+            #expect(Array(event.prefix(4)) == [0x3E, UInt8(event.count - 2), 0x02, UInt8(reports.count)])
+            var decoded: [AdvertisingReport] = []
+            try HCIEvent.forEachAdvertisingReport(in: event[...]) { decoded.append($0) }
+            #expect(decoded == reports)
+        }
+    }
+
+    @Test func extendedReportsRoundTrip() async {
+        let report = zip(
+            Gen.uint16(in: 0...0x7F), Gen.uint8(in: 0...3), Self.address, Self.decibels, Self.decibels,
+            Gen.uint8().array(of: 0...60))
+        await propertyCheck(count: 200, input: report.array(of: 1...3)) { fields in
+            let reports = fields.map { type, addressType, address, rssi, txPower, data in
+                AdvertisingReport(
+                    kind: .extended(AdvertisingReport.ExtendedType(rawValue: type)), addressType: addressType,
+                    address: address, rssi: rssi, txPower: txPower, data: data[...])
+            }
+            let event = HCIEvent.advertisingReportEvent(reports)
+            #expect(event.count == 4 + fields.reduce(0) { $0 + 24 + $1.5.count })
+            #expect(event[2] == 0x0D)
+            // The first report's RSSI and TX power at their PLATFORM-NOTES offsets.
+            #expect(event[4 + 12] == UInt8(bitPattern: reports[0].txPower ?? 127))
+            #expect(event[4 + 13] == UInt8(bitPattern: reports[0].rssi ?? 127))
+            var decoded: [AdvertisingReport] = []
+            try HCIEvent.forEachAdvertisingReport(in: event[...]) { decoded.append($0) }
+            #expect(decoded == reports)
+        }
     }
 }

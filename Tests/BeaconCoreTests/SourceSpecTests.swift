@@ -1,3 +1,4 @@
+import PropertyBased
 import Testing
 
 @testable import BeaconCore
@@ -89,5 +90,39 @@ extension SourceSpecTests {
     @Test func hugeReplaySpeedIsRefusedAndStillPrintable() {
         #expect(throws: SourceSpec.ParseError.self) { try SourceSpec(parsing: "replay:f@1e20") }
         #expect(SourceSpec.replay(path: "f", speed: .factor(1e20)).description == "replay:f@1e+20")
+    }
+}
+
+// MARK: Properties
+
+extension SourceSpecTests {
+    /// Path characters, `@` and `:` included, as a user may name files.
+    static let pathCharacters: [Character] = Array("abcXYZ019._-/@: x")
+
+    /// Any replay source that can be written down (a non-empty path, a speed in
+    /// (0, 100000] or max) prints as text that parses back to the same source.
+    @Test func replayDescriptionRoundTrips() async {
+        let characters = Self.pathCharacters
+        let path = Gen.int(in: 0...(characters.count - 1)).map { characters[$0] }.string(of: 1...12)
+        let speed = Gen.oneOf(
+            Gen.always(SourceSpec.ReplaySpeed.max),
+            Gen.int(in: 1...100_000).map { SourceSpec.ReplaySpeed.factor(Double($0)) },
+            Gen.double(in: 0.001...100_000).map { SourceSpec.ReplaySpeed.factor($0) })
+        await propertyCheck(count: 300, input: path, speed) { path, speed in
+            let spec = SourceSpec.replay(path: path, speed: speed)
+            let text = spec.description
+            #expect(text.hasPrefix("replay:"))
+            let parsed = try SourceSpec(parsing: text)
+            #expect(parsed == spec, "\(text)")
+        }
+    }
+
+    @Test func adapterDescriptionRoundTrips() async {
+        await propertyCheck(count: 100, input: Gen.int(in: 0...9999), Gen.bool) { number, bluez in
+            let text = (bluez ? "bluez:hci" : "hci:hci") + String(number)
+            let spec = try SourceSpec(parsing: text)
+            #expect(spec == (bluez ? .bluez(adapter: "hci\(number)") : .hci(adapter: "hci\(number)")))
+            #expect(spec.description == text)
+        }
     }
 }

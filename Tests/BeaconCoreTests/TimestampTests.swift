@@ -1,3 +1,4 @@
+import Foundation
 import PropertyBased
 import Testing
 
@@ -73,5 +74,86 @@ import Testing
             #expect((ta.description < tb.description) == (a < b))
             #expect(ta.description.count == 27)
         }
+    }
+}
+
+// MARK: Cross-checks computed apart from the code under test
+
+extension TimestampTests {
+    /// Days from 1970-01-01 back to 0000-01-01: 719 468 days back to 0000-03-01 (a known
+    /// constant of the proleptic Gregorian calendar), then January and a leap February
+    /// (year 0 is divisible by 400). Year -1 has 365 days.
+    static let dayOfYearZero: Int64 = -719_468 - 31 - 29
+    static let dayOfYearMinusOne: Int64 = dayOfYearZero - 365
+
+    @Test func yearZeroAndBeforeAreWrittenWithFourDigits() {
+        let day: Int64 = 86_400_000_000
+        #expect(Timestamp(microsecondsSinceEpoch: Self.dayOfYearZero * day).description == "0000-01-01T00:00:00.000000Z")
+        // ISO 8601 (expanded, astronomical years): a sign, then at least four digits.
+        #expect(
+            Timestamp(microsecondsSinceEpoch: Self.dayOfYearMinusOne * day).description
+                == "-0001-01-01T00:00:00.000000Z")
+        #expect(
+            Timestamp(microsecondsSinceEpoch: Self.dayOfYearMinusOne * day - 1).description
+                == "-0002-12-31T23:59:59.999999Z")
+    }
+
+    /// The shape of the text for any 64-bit time: `[-]YYYY…-MM-DDTHH:MM:SS.ffffffZ`.
+    static func isWellFormed(_ text: String) -> Bool {
+        var rest = Substring(text)
+        if rest.first == "-" { rest = rest.dropFirst() }
+        guard let dash = rest.firstIndex(of: "-") else { return false }
+        let year = rest[..<dash]
+        let tail = rest[dash...]
+        guard year.count >= 4, year.allSatisfy({ $0.isASCII && $0.isNumber }), tail.count == 23 else { return false }
+        let pattern = Array("-NN-NNTNN:NN:NN.NNNNNNZ")
+        return zip(tail, pattern).allSatisfy { character, expected in
+            expected == "N" ? (character.isASCII && character.isNumber) : character == expected
+        }
+    }
+
+    @Test func descriptionIsWellFormedForAnyTime() async {
+        #expect(Self.isWellFormed("2024-05-01T12:00:00.250000Z"))
+        #expect(!Self.isWellFormed("00-1-01-01T00:00:00.000000Z"))
+        await propertyCheck(count: 300, input: Gen.int64()) { micros in
+            let text = Timestamp(microsecondsSinceEpoch: micros).description
+            #expect(Self.isWellFormed(text), "\(micros) → \(text)")
+        }
+        // Years 999 BCE ... 1 CE, where a sign and fewer than four digits meet.
+        let early: ClosedRange<Int64> = (Self.dayOfYearZero - 365 * 1000) * 86_400_000_000...(Self.dayOfYearZero + 400) * 86_400_000_000
+        await propertyCheck(count: 200, input: Gen.int64(in: early)) { micros in
+            let text = Timestamp(microsecondsSinceEpoch: micros).description
+            #expect(Self.isWellFormed(text), "\(micros) → \(text)")
+        }
+    }
+
+    /// Foundation's Gregorian calendar (exact from 1600 on, where it is proleptic-free).
+    @Test func descriptionAgreesWithFoundation() async {
+        let formatter = DateFormatter()
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+        // 1600-01-01 ... 9999-12-31, in microseconds.
+        let range: ClosedRange<Int64> = -11_676_096_000_000_000...253_402_300_799_999_999
+        await propertyCheck(count: 300, input: Gen.int64(in: range)) { micros in
+            var seconds = micros / 1_000_000
+            var fraction = micros % 1_000_000
+            if fraction < 0 {
+                seconds -= 1
+                fraction += 1_000_000
+            }
+            let whole = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            let digits = String(fraction)
+            let expected = whole + "." + String(repeating: "0", count: 6 - digits.count) + digits + "Z"
+            #expect(Timestamp(microsecondsSinceEpoch: micros).description == expected)
+        }
+    }
+
+    /// `Duration.microseconds` is documented as truncated toward zero.
+    @Test func negativeDurationsTruncateTowardZero() {
+        #expect(Duration.nanoseconds(-1999).microseconds == -1)
+        #expect(Duration.nanoseconds(-1_000_001).microseconds == -1000)
+        #expect(Duration.nanoseconds(1999).microseconds == 1)
     }
 }

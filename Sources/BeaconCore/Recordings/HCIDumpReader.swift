@@ -53,8 +53,13 @@ public struct HCIDumpReader: Sendable {
                 }
                 if let event = finish(direction: direction, timestamp: timestamp, hex: chunks) { return event }
             case .unknown, .continuation:
-                // A stray line, or the tail of a packet whose first line was damaged.
+                // A stray line, or a packet whose first line was damaged: its
+                // continuation lines belong to it and count once with it.
                 malformedPackets += 1
+                while let following = lines.peek(), case .continuation = Self.classify(following) {
+                    _ = lines.next()
+                    line += 1
+                }
             case .skipped:
                 continue
             }

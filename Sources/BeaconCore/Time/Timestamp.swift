@@ -106,7 +106,9 @@ extension Int64 {
     }
 }
 
+/// Zero-padded to `width` digits, the sign (if any) in front: `-0001`.
 private func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    let digits = String(value.magnitude)
+    let padded = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    return value < 0 ? "-" + padded : padded
 }
