@@ -251,3 +251,13 @@ extension HCIDumpReaderTests {
         #expect(reader.malformedPackets == 1, "one damaged packet of three lines")
     }
 }
+
+/// Found by the fuzzer: a "date" with a nine-digit year overflowed the time arithmetic.
+@Test func hugeYearInATimePrefixIsNotATime() throws {
+    let text = Array("> 04 0E 01 00\n148002024-05-01 12:00:00.250000 > 04 0E 01 00\n".utf8)
+    var reader = try RecordingReader(bytes: text)
+    var events = 0
+    while reader.next() != nil { events += 1 }
+    #expect(events == 1)
+    #expect(reader.skippedRecords == 1)
+}

@@ -37,7 +37,7 @@ public struct BtsnoopWriter: Sendable {
         bytes.appendBigEndian(UInt32(record.count))
         bytes.appendBigEndian(flags)
         bytes.appendBigEndian(UInt32(0))
-        bytes.appendBigEndian(time.microsecondsSinceEpoch + BtsnoopFormat.epochOffset)
+        bytes.appendBigEndian(time.microsecondsSinceEpoch &+ BtsnoopFormat.epochOffset)
         bytes.append(contentsOf: record)
     }
 }

@@ -127,8 +127,9 @@ public struct HCIDumpReader: Sendable {
     /// `YYYY-MM-DD` to days since the Unix epoch.
     private static func parseDate(_ field: ArraySlice<UInt8>) -> Int64? {
         let parts = field.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        // Four-digit years only: anything else is not an hcidump time, and would overflow.
         guard parts.count == 3, let y = decimal(parts[0]), let m = decimal(parts[1]), let d = decimal(parts[2]),
-            (1...12).contains(m), (1...31).contains(d)
+            (1...9999).contains(y), (1...12).contains(m), (1...31).contains(d)
         else { return nil }
         return CivilDate(year: y, month: m, day: d).daysSinceEpoch
     }
