@@ -171,7 +171,7 @@ public final class BeaconService: Service, Sendable {
                 replies = handle(request, engine: &engine, events: &events)
             }
             for event in events {
-                if let line = EventLog.line(event, configuration: engine.configuration) { logger.info("\(line)") }
+                if let line = EventLog.line(event) { logger.info("\(line)") }
             }
             if let bus, !events.isEmpty || input.isTickOrRequest {
                 bus.publish(snapshot(engine, at: max(WallClock.now(), engine.lastSighting ?? start)), events: events)

@@ -146,7 +146,6 @@ final class BusService: Sendable {
     }
 
     private func syncVenues(_ snapshot: ServiceSnapshot) {
-        let now = snapshot.time
         var added: [String] = []
         var removed: [String] = []
         var changed: [String] = []
@@ -166,7 +165,6 @@ final class BusService: Sendable {
                 if published.venues[venue.id] == nil || changed.contains(venue.id) { published.venues[venue.id] = values }
             }
         }
-        _ = now
         for id in removed { connection.unexport(BusPaths.venue(id)) }
         for id in added { connection.export(BusPaths.venue(id), interfaces: [venueDeclaration(id)]) }
         for id in changed {

@@ -3,7 +3,7 @@ import Foundation
 
 /// One line per event, for stderr and the journal.
 public enum EventLog {
-    public static func line(_ event: EngineEvent, configuration: Configuration) -> String? {
+    public static func line(_ event: EngineEvent) -> String? {
         switch event {
         case .region(let transition):
             switch transition.kind {
