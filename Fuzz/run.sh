@@ -6,21 +6,30 @@
 # The corpus grows in Fuzz/corpus/ (not in git), seeded from Fuzz/seeds/;
 # a crashing input lands in Fuzz/artifacts/. Exits non-zero if libFuzzer found one.
 #
-# Why `--sanitize=fuzzer` and not `-Xswiftc -sanitize=fuzzer`: SwiftPM (6.x, Linux)
-# links executables with `--defsym main=<Module>_main`, a symbol that a
-# `-parse-as-library` fuzz target never defines, so the -Xswiftc form fails to
-# link. With SwiftPM's own --sanitize=fuzzer it skips that rename and libFuzzer's
-# main is the program's entry point.
+# The flags, as checked with Swift 6.3.1 on Linux:
+# - `--sanitize=fuzzer`: SwiftPM links executables with `--defsym main=<Module>_main`,
+#   a symbol a `-parse-as-library` fuzz target never defines, so `-Xswiftc
+#   -sanitize=fuzzer` alone fails to link; with SwiftPM's own --sanitize=fuzzer it
+#   skips that rename and libFuzzer's main is the entry point.
+# - `-Xswiftc -sanitize=fuzzer,address` as well: SwiftPM hands the compiler
+#   `-sanitize=fuzzer -sanitize=address` as two flags and the driver keeps only the
+#   last, so without this nothing (BeaconCore included) gets coverage counters and
+#   libFuzzer mutates blind ("no interesting inputs … instrumented for coverage?").
+#   `-sanitize-coverage=edge` is no use either: libFuzzer refuses trace-pc-guard.
+# - SWIFT_BACKTRACE=enable=no: otherwise a Swift trap starts the runtime's
+#   backtracer, which ASan flags inside its own crash handler (hiding the real
+#   cause), and which outlives the fuzzer holding the output pipe, so this script hangs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds="${1:-300}"
 shift || true
 
-swift build -c release --scratch-path .build \
-    --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library
-fuzzer="$(swift build -c release --scratch-path .build \
-    --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library --show-bin-path)/BeaconFuzz"
+flags=(-c release --scratch-path .build --sanitize=fuzzer --sanitize=address
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+swift build "${flags[@]}"
+fuzzer="$(swift build "${flags[@]}" --show-bin-path)/BeaconFuzz"
+export SWIFT_BACKTRACE=enable=no
 
 mkdir -p corpus artifacts
 cp -n seeds/* corpus/ 2>/dev/null || true

@@ -241,7 +241,7 @@ public final class BeaconService: Service, Sendable {
         case .reload(let call):
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
-                engine.reconfigure(configuration, now: now)
+                engine.reconfigure(configuration, now: now, into: &events)
                 logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
                 call?.reply()
             } catch {

@@ -116,7 +116,8 @@ import Testing
         try? engine.setPreferredVenue("counter-2")
         var changed = S.configuration()
         changed.venues.removeLast()
-        engine.reconfigure(changed, now: S.t0 + .seconds(3))
+        var reloadEvents: [EngineEvent] = []
+        engine.reconfigure(changed, now: S.t0 + .seconds(3), into: &reloadEvents)
         #expect(engine.monitor.state(of: "cafe") == .inside)
         #expect(engine.preferredVenueID == nil)
         let events = S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0 + .seconds(3), for: .seconds(3))

@@ -52,8 +52,9 @@ public struct BeaconEngine: Sendable {
             track.observe(sighting, isFirst: true)
         }
         monitor.observe(
-            rssi: sighting.rssi, at: sighting.time, interval: previousInterval, indices: track.regionIndices,
-            identity: identity, into: &transitions)
+            rssi: sighting.rssi, filteredRSSI: track.filter.estimate.isFinite ? track.filter.estimate : nil,
+            at: sighting.time, interval: previousInterval, indices: track.regionIndices, identity: identity,
+            into: &transitions)
         tracks[identity] = track
         flushTransitions(into: &events)
         rangeAndPublish(identity, now: sighting.time, into: &events)
@@ -131,8 +132,9 @@ public struct BeaconEngine: Sendable {
 
     /// Applies a new configuration, keeping what still holds: the state of
     /// every region whose id and constraint are unchanged, clients' regions,
-    /// the preferred venue if it still exists, and the incumbent nearest venue.
-    public mutating func reconfigure(_ new: Configuration, now: Timestamp) {
+    /// the preferred venue if it still exists, and the incumbent nearest venue
+    /// (an incumbent the new file removes is announced as lost).
+    public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) {
         let old = Dictionary(monitor.definitions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var restored: [String: RegionState] = [:]
         for region in new.regions where old[region.id]?.constraint == region.constraint {
@@ -142,13 +144,16 @@ public struct BeaconEngine: Sendable {
         for client in monitor.definitions where client.owner != nil {
             next.add(client, restoredState: monitor.state(of: client.id), now: now)
         }
+        next.carryOver(from: monitor)
         let currentVenue = selector.current?.venueID
         configuration = new
         monitor = next
         ranger = Ranger(settings: new.ranging)
         selector.margin = new.ranging.switchMargin
         selector.dwell = new.ranging.switchDwell
-        selector.retarget(currentIndex: currentVenue.flatMap { id in new.venues.firstIndex { $0.id == id } })
+        let currentIndex = currentVenue.flatMap { id in new.venues.firstIndex { $0.id == id } }
+        selector.retarget(currentIndex: currentIndex)
+        if currentVenue != nil, currentIndex == nil { events.append(.nearestVenueChanged(nil)) }
         if let preferred = preferredVenueID, !new.venues.contains(where: { $0.id == preferred }) { preferredVenueID = nil }
         reindexTracks()
     }
@@ -159,9 +164,11 @@ public struct BeaconEngine: Sendable {
         configuration.venues.firstIndex { $0.constraint.matches(identity) }
     }
 
-    /// A beacon is forgotten after as long as a region would take to exit without it.
+    /// A beacon is forgotten after as long as a region would take to exit
+    /// without it; one heard once, its interval unknown, is kept for three of
+    /// Bluetooth's longest intervals so that a slow beacon can be learnt.
     private func forgetAfter(_ track: BeaconTrack) -> Duration {
-        max(configuration.ranging.exitAfter, (track.interval ?? .zero) * 3)
+        max(configuration.ranging.exitAfter, (track.interval ?? RegionMonitor.longestAdvertisingInterval) * 3)
     }
 
     private mutating func reindexTracks() {

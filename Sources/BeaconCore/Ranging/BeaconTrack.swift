@@ -29,12 +29,13 @@ struct BeaconTrack: Sendable {
 
     var measuredPower: Int8 { calibratedPower ?? frameMeasuredPower }
 
-    /// Folds a sighting in. The interval average ignores gaps over 10 s: a
-    /// beacon out of range for a minute has not slowed down.
+    /// Folds a sighting in. The interval average ignores gaps longer than half
+    /// again Bluetooth's longest interval (10.24 s): a beacon out of range for
+    /// a minute has not slowed down, but one advertising every 10 s has.
     mutating func observe(_ sighting: BeaconSighting, isFirst: Bool) {
         if !isFirst {
             let gap = sighting.time - lastSeen
-            if gap > .zero, gap <= .seconds(10) {
+            if gap > .zero, gap <= RegionMonitor.longestAdvertisingInterval * 1.5 {
                 interval = interval.map { $0 * 0.8 + gap * 0.2 } ?? gap
             }
         }

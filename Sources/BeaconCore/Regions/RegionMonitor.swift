@@ -17,6 +17,8 @@ public struct RegionMonitor: Sendable {
         var lastSeen: Timestamp?
         /// Last qualifying sighting that did not yet make an entry.
         var pendingSighting: Timestamp?
+        /// Last sighting strong enough to enter: without one, an unknown region is determined outside.
+        var lastQualifying: Timestamp?
         /// Since when the region has been watched without evidence (for determining outside).
         var watchedSince: Timestamp
         var enterRSSI: Double?
@@ -25,6 +27,10 @@ public struct RegionMonitor: Sendable {
     }
 
     public static let enterWindow: Duration = .seconds(2)
+    /// The longest advertising interval Bluetooth allows: a region heard once,
+    /// its beacon's interval not yet known, waits three of these before it is
+    /// determined outside.
+    public static let longestAdvertisingInterval: Duration = .milliseconds(10_240)
     private(set) var regions: [Region] = []
     private var settings: RangingSettings
 
@@ -57,10 +63,25 @@ public struct RegionMonitor: Sendable {
         regions.append(
             Region(
                 definition: definition, state: state,
-                lastSeen: state == .inside ? now : nil, pendingSighting: nil, watchedSince: now,
+                lastSeen: state == .inside ? now : nil, pendingSighting: nil, lastQualifying: nil, watchedSince: now,
                 enterRSSI: definition.enterRSSI ?? settings.enterRSSI,
                 exitRSSI: definition.exitRSSI ?? settings.exitRSSI,
                 exitAfter: definition.exitAfter ?? settings.exitAfter))
+    }
+
+    /// Keeps what `old` knew of the regions both monitor unchanged (same id
+    /// and constraint): when each was last seen, a pending entry, how long it
+    /// has been watched. A reload must not postpone an exit.
+    mutating func carryOver(from old: RegionMonitor) {
+        for index in regions.indices {
+            guard let previous = old.regions.first(where: {
+                $0.definition.id == regions[index].definition.id && $0.definition.constraint == regions[index].definition.constraint
+            }) else { continue }
+            regions[index].lastSeen = previous.lastSeen
+            regions[index].lastQualifying = previous.lastQualifying
+            regions[index].pendingSighting = previous.pendingSighting
+            regions[index].watchedSince = previous.watchedSince
+        }
     }
 
     /// Removes a region; indices of later regions shift down by one.
@@ -71,15 +92,22 @@ public struct RegionMonitor: Sendable {
     }
 
     /// A sighting of a beacon that matches the regions at `indices`.
+    ///
+    /// - Parameter filteredRSSI: the beacon's filtered level after this sighting.
+    ///   A region does not enter while it is below the exit threshold: it
+    ///   would leave again at the next tick (a filter still catching up after
+    ///   a weak spell), and flap.
     mutating func observe(
-        rssi: Int8?, at time: Timestamp, interval: Duration?, indices: [Int], identity: BeaconIdentity,
-        into transitions: inout [RegionTransition]
+        rssi: Int8?, filteredRSSI: Double?, at time: Timestamp, interval: Duration?, indices: [Int],
+        identity: BeaconIdentity, into transitions: inout [RegionTransition]
     ) {
         for index in indices {
             var region = regions[index]
             region.lastSeen = max(region.lastSeen ?? time, time)
             let qualifies = region.enterRSSI.map { floor in rssi.map { Double($0) >= floor } ?? false } ?? true
-            if region.state != .inside, qualifies {
+            if qualifies { region.lastQualifying = time }
+            let settled = region.exitRSSI.map { exit in (filteredRSSI ?? -.infinity) >= exit } ?? true
+            if region.state != .inside, qualifies, settled {
                 let window = max(Self.enterWindow, (interval ?? .zero) * 3)
                 if let pending = region.pendingSighting, time - pending <= window, time > pending {
                     region.state = .inside
@@ -126,12 +154,14 @@ public struct RegionMonitor: Sendable {
                             reason: "filtered RSSI \(Int(strongest.rounded())) dBm below \(Int(exitRSSI)) dBm"))
                 }
             case .unknown:
-                if now - (region.lastSeen ?? region.watchedSince) >= timeout {
+                let patience = region.lastQualifying != nil && slowestInterval(index) == nil
+                    ? max(timeout, Self.longestAdvertisingInterval * 3) : timeout
+                if now - (region.lastQualifying ?? region.watchedSince) >= patience {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
                             regionID: region.definition.id, kind: .determinedOutside, time: now, notify: false,
-                            reason: "nothing seen for \(timeout.configurationText)"))
+                            reason: "nothing strong enough to enter for \(timeout.configurationText)"))
                 }
             case .outside:
                 break

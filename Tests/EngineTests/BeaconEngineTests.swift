@@ -1,0 +1,143 @@
+import BeaconCore
+import Foundation
+import Testing
+
+/// The engine as the service drives it: announcements, client regions, saved state, reconfiguration.
+@Suite struct BeaconEngineTests {
+    typealias S = EngineTestSupport
+    typealias D = EngineDriver
+
+    static func at(_ milliseconds: Int64) -> Timestamp { S.t0 + .milliseconds(milliseconds) }
+
+    static func beacon(_ identity: BeaconIdentity, _ rssi: Int8, noise: Int8 = 0) -> TestBeacon {
+        TestBeacon(identity: identity, interval: .milliseconds(100), rssi: rssi, noise: noise, seed: UInt64(identity.minor))
+    }
+
+    /// A café region over major 1 only, and a client's region over the whole UUID.
+    static func clientSetUp() throws -> BeaconEngine {
+        var configuration = S.configuration()
+        configuration.regions = [RegionDefinition(id: "cafe", constraint: BeaconConstraint(uuid: S.uuid, major: 1))]
+        var engine = BeaconEngine(configuration: configuration, now: S.t0)
+        try engine.startMonitoring(RegionDefinition(id: "mine", constraint: BeaconConstraint(uuid: S.uuid), owner: ":1.42"), now: S.t0)
+        return engine
+    }
+
+    @Test func nearestVenueChangedOnlyWhenTheIdOrTheSourceChanges() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let counters = [Self.beacon(S.identity(1, 1), -60, noise: 3), Self.beacon(S.identity(1, 2), -75, noise: 3)]
+        var events = D.play(&engine, counters, from: S.t0, until: Self.at(10_000))
+        // The distances change with every packet; the answer does not.
+        #expect(D.venueAnswers(events).map { $0?.venueID } == ["counter-1"])
+        #expect(D.venueAnswers(events).first??.source == .ranging)
+        // A preference changes nothing while ranging answers.
+        try engine.setPreferredVenue("counter-1")
+        events = D.play(&engine, counters, from: Self.at(10_000), until: Self.at(12_000))
+        #expect(D.venueAnswers(events).isEmpty)
+        // The same venue, now as the preference: announced once.
+        events = D.play(&engine, [], from: Self.at(12_000), until: Self.at(40_000))
+        let answers = D.venueAnswers(events)
+        #expect(answers.map { $0?.venueID } == ["counter-1"])
+        #expect(answers.first??.source == .preference)
+    }
+
+    @Test func startMonitoringAddsARegionOwnedByTheClient() throws {
+        var engine = try Self.clientSetUp()
+        let mine = try #require(engine.monitor.definitions.first { $0.id == "mine" })
+        #expect(mine.owner == ":1.42")
+        #expect(engine.monitor.state(of: "mine") == .unknown)
+        let other = S.identity(2, 1)  // only the client's region covers it
+        let events = D.play(&engine, [Self.beacon(other, -60)], from: S.t0, until: Self.at(2_000))
+        #expect(S.transitions(events).map(\.regionID) == ["mine"])
+        #expect(events.contains(.beaconAppeared(other)))
+        #expect(engine.monitor.state(of: "cafe") == .unknown)
+    }
+
+    @Test func stopMonitoringDropsOnlyTheBeaconsNoRegionCoversAnyMore() throws {
+        var engine = try Self.clientSetUp()
+        let shared = S.identity(1, 1)  // covered by both regions
+        let onlyMine = S.identity(2, 1)
+        D.play(&engine, [Self.beacon(shared, -60), Self.beacon(onlyMine, -60)], from: S.t0, until: Self.at(3_000))
+        var events: [EngineEvent] = []
+        try engine.stopMonitoring(id: "mine", into: &events)
+        #expect(events == [.beaconDisappeared(onlyMine)])
+        #expect(engine.monitor.state(of: "mine") == nil)
+        #expect(engine.rangedBeacon(shared) != nil)
+        // The uncovered beacon is ignored from now on; the other is still ranged.
+        events = D.play(&engine, [Self.beacon(shared, -60), Self.beacon(onlyMine, -60)], from: Self.at(3_000), until: Self.at(6_000))
+        #expect(events.isEmpty)
+        #expect(engine.rangedBeacons().map(\.identity) == [shared])
+        #expect(throws: EngineError.unknownRegion("mine")) { try engine.stopMonitoring(id: "mine", into: &events) }
+    }
+
+    @Test(arguments: ["cafe", "mine"])
+    func aDuplicateRegionIdIsRefused(id: String) throws {
+        var engine = try Self.clientSetUp()
+        let duplicate = RegionDefinition(id: id, constraint: BeaconConstraint(uuid: S.uuid, major: 9), owner: ":1.43")
+        #expect(throws: EngineError.regionExists(id)) { try engine.startMonitoring(duplicate, now: S.t0) }
+        #expect(engine.monitor.definitions.filter { $0.id == id }.count == 1)
+    }
+
+    @Test func theSavedStateHoldsConfiguredRegionsAndThePreferenceOnly() throws {
+        var engine = try Self.clientSetUp()
+        D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(3_000))
+        try engine.setPreferredVenue("counter-2")
+        #expect(engine.monitor.state(of: "mine") == .inside)
+        #expect(engine.state == EngineState(regions: ["cafe": .inside], preferredVenue: "counter-2"))
+    }
+
+    @Test func reconfigureKeepsUnchangedRegionsWithoutANewEnter() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let counter = Self.beacon(S.identity(1, 1), -60)
+        D.play(&engine, [counter], from: S.t0, until: Self.at(3_000))
+        var next = S.configuration()
+        let elsewhere = try #require(UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E"))
+        next.regions.append(RegionDefinition(id: "bar", constraint: BeaconConstraint(uuid: elsewhere)))
+        var reloadEvents: [EngineEvent] = []
+        engine.reconfigure(next, now: Self.at(3_000), into: &reloadEvents)
+        #expect(reloadEvents.isEmpty)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+        #expect(engine.monitor.state(of: "bar") == .unknown)
+        let events = D.play(&engine, [counter], from: Self.at(3_000), until: Self.at(8_000))
+        #expect(S.transitions(events).isEmpty)
+        #expect(engine.rangedBeacon(S.identity(1, 1)) != nil)
+    }
+
+    @Test func reconfigurePostponesNoExit() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(3_000))  // last sighting at 2.9 s
+        D.play(&engine, [], from: Self.at(3_000), until: Self.at(8_000))
+        var reloadEvents: [EngineEvent] = []
+        engine.reconfigure(S.configuration(), now: Self.at(8_000), into: &reloadEvents)
+        let events = D.play(&engine, [], from: Self.at(8_000), until: Self.at(30_000))
+        let exits = S.transitions(events)
+        // Not seen since 2.9 s: out at the first tick 10 s after that, reload or not.
+        #expect(exits.map(\.kind) == [.exited])
+        #expect(exits.first?.time == Self.at(13_000))
+    }
+
+    @Test func reconfigureDropsARemovedVenueFromThePreference() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        try engine.setPreferredVenue("counter-2")
+        var next = S.configuration()
+        next.venues.removeAll { $0.id == "counter-2" }
+        var reloadEvents: [EngineEvent] = []
+        engine.reconfigure(next, now: Self.at(1_000), into: &reloadEvents)
+        #expect(engine.preferredVenueID == nil)
+        #expect(engine.state.preferredVenue == nil)
+    }
+
+    @Test func reconfigureThatRemovesTheCurrentVenueAnnouncesItsLoss() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let counter2 = Self.beacon(S.identity(1, 2), -60)
+        var events = D.play(&engine, [counter2], from: S.t0, until: Self.at(3_000))
+        #expect(D.venueAnswers(events).map { $0?.venueID } == ["counter-2"])
+        var next = S.configuration()
+        next.venues.removeAll { $0.id == "counter-2" }
+        events = []
+        engine.reconfigure(next, now: Self.at(3_000), into: &events)
+        events += D.play(&engine, [counter2], from: Self.at(3_000), until: Self.at(6_000))
+        // Whoever listened to NearestVenueChanged still believes "counter-2" unless told otherwise.
+        #expect(D.venueAnswers(events).map { $0?.venueID } == [nil])
+        #expect(engine.nearestVenue == nil)
+    }
+}

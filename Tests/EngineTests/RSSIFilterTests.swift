@@ -1,0 +1,51 @@
+import BeaconCore
+import BeaconSimulation
+import Testing
+
+/// SPEC section 5: the filtered RSSI rejects outliers and converges within a few seconds.
+@Suite struct RSSIFilterTests {
+    static let t0 = EngineTestSupport.t0
+    static let packetInterval: Duration = .milliseconds(100)
+
+    /// Feeds `count` samples at 10 Hz, the first at `start`; returns the estimate after each.
+    static func feed(
+        _ filter: inout RSSIFilter, count: Int, from start: Timestamp, _ rssi: (Int) -> Double
+    ) -> [Double] {
+        (0..<count).map { index in
+            filter.update(rssi: rssi(index), at: start + packetInterval * index)
+            return filter.estimate
+        }
+    }
+
+    @Test func convergesToAConstantLevelFromAWrongFirstSample() throws {
+        var filter = RSSIFilter()
+        let estimates = Self.feed(&filter, count: 50, from: Self.t0) { $0 == 0 ? -60 : -70 }
+        // Within 3 s the level is −70, and it stays there.
+        for estimate in estimates[30...] { #expect(abs(estimate - -70) < 0.5) }
+        #expect(filter.sigma < RSSIFilter.Parameters().measurementSigma)
+    }
+
+    /// After half a second (the filter still young, its gain large) and after ten seconds.
+    @Test(arguments: [5, 100], [20.0, -20.0])
+    func aSingleOutlierMovesTheEstimateLessThanTwoDecibels(warmUp: Int, outlier: Double) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: 7)
+        _ = Self.feed(&filter, count: warmUp, from: Self.t0) { _ in -70 + 2 * random.gaussian() }
+        let before = filter.estimate
+        filter.update(rssi: -70 + outlier, at: Self.t0 + Self.packetInterval * warmUp)
+        #expect(abs(filter.estimate - before) < 2)
+        #expect(abs(filter.estimate - before) > 0)
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func aTenDecibelStepIsFollowedWithinThreeSeconds(seed: UInt64) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: seed)
+        _ = Self.feed(&filter, count: 200, from: Self.t0) { _ in -70 + 3 * random.gaussian() }
+        let step = Self.t0 + .seconds(20)
+        let estimates = Self.feed(&filter, count: 100, from: step) { _ in -60 + 3 * random.gaussian() }
+        // From 3 s after the step on (sample 30 is at step + 3 s), always within 2 dB of the new level.
+        let late = estimates[30...].map { abs($0 - -60) }
+        #expect(late.allSatisfy { $0 < 2 }, "worst error after 3 s: \(late.max() ?? 0) dB")
+    }
+}

@@ -1,0 +1,169 @@
+@testable import BeaconCore
+import Foundation
+import Testing
+
+/// SPEC section 5: the nearest venue, with a switch margin and dwell, a confidence, and a preferred venue.
+@Suite struct VenueSelectorTests {
+    typealias S = EngineTestSupport
+    typealias D = EngineDriver
+    static let venues = ["a", "b", "c"].enumerated().map { index, id in
+        VenueDefinition(
+            id: id, name: "Venue \(id)", constraint: BeaconConstraint(uuid: S.uuid, major: 1, minor: UInt16(index + 1)))
+    }
+
+    static func at(_ milliseconds: Int64) -> Timestamp { S.t0 + .milliseconds(milliseconds) }
+
+    /// Venue `venue`'s closest beacon at `distance` metres.
+    static func candidate(_ venue: Int, _ distance: Double) -> VenueSelector.Candidate {
+        VenueSelector.Candidate(
+            venueIndex: venue,
+            beacon: RangedBeacon(
+                identity: S.identity(1, UInt16(venue + 1)), rssi: -60, filteredRSSI: -60, measuredPower: -59,
+                distance: distance, accuracy: 0.1, proximity: .near, lastSeen: S.t0,
+                address: BluetoothAddress(0xC0, 0, 0, 0, 0, UInt8(venue)), venueID: venues[venue].id))
+    }
+
+    /// A selector that answered "a" (at 1 m, "b" at 1.5 m) at t0.
+    static func answeringA() -> VenueSelector {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        _ = selector.update(candidates: [candidate(0, 1.0), candidate(1, 1.5)], venues: venues, preferred: nil, now: S.t0)
+        return selector
+    }
+
+    /// Feeds the same candidates every 100 ms from `start` until just before `end`; returns the answers' ids.
+    static func hold(
+        _ selector: inout VenueSelector, _ candidates: [VenueSelector.Candidate], from start: Timestamp, until end: Timestamp
+    ) -> [String?] {
+        var answers: [String?] = []
+        var now = start
+        while now < end {
+            _ = selector.update(candidates: candidates, venues: venues, preferred: nil, now: now)
+            answers.append(selector.current?.venueID)
+            now = now + .milliseconds(100)
+        }
+        return answers
+    }
+
+    @Test func theFirstAnswerComesAtOnce() {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        let changed = selector.update(candidates: [Self.candidate(1, 1.5), Self.candidate(0, 1.0)], venues: Self.venues, preferred: nil, now: S.t0)
+        #expect(changed)
+        #expect(selector.current?.venueID == "a")
+        #expect(selector.current?.name == "Venue a")
+        #expect(selector.current?.source == .ranging)
+        #expect(selector.current?.beacon?.identity == S.identity(1, 1))
+    }
+
+    @Test func aChallengerTenPercentCloserNeverTakesOver() {
+        var selector = Self.answeringA()
+        let answers = Self.hold(&selector, [Self.candidate(0, 1.0), Self.candidate(1, 0.9)], from: Self.at(100), until: Self.at(60_000))
+        #expect(answers.allSatisfy { $0 == "a" })
+    }
+
+    @Test func aChallengerThirtyPercentCloserTakesOverAfterTheDwellNotBefore() {
+        var selector = Self.answeringA()
+        let closer = [Self.candidate(0, 1.0), Self.candidate(1, 0.7)]
+        let start = Self.at(1_000)
+        let waiting = Self.hold(&selector, closer, from: start, until: start + .milliseconds(2_000))
+        #expect(waiting.allSatisfy { $0 == "a" })  // the last of these is at dwell − 100 ms
+        let changed = selector.update(candidates: closer, venues: Self.venues, preferred: nil, now: start + .seconds(2))
+        #expect(changed)
+        #expect(selector.current?.venueID == "b")
+    }
+
+    @Test func aChallengerThatDropsBackBeforeTheDwellStartsItsDwellAgain() {
+        var selector = Self.answeringA()
+        let closer = [Self.candidate(0, 1.0), Self.candidate(1, 0.7)]
+        _ = Self.hold(&selector, closer, from: Self.at(1_000), until: Self.at(2_500))
+        _ = selector.update(candidates: [Self.candidate(0, 1.0), Self.candidate(1, 0.95)], venues: Self.venues, preferred: nil, now: Self.at(2_500))
+        let restart = Self.at(2_600)
+        let waiting = Self.hold(&selector, closer, from: restart, until: restart + .seconds(2))
+        #expect(waiting.allSatisfy { $0 == "a" })
+        _ = selector.update(candidates: closer, venues: Self.venues, preferred: nil, now: restart + .seconds(2))
+        #expect(selector.current?.venueID == "b")
+    }
+
+    @Test func anIncumbentOutOfRangeIsReplacedAtOnce() {
+        var selector = Self.answeringA()
+        let changed = selector.update(candidates: [Self.candidate(1, 1.5)], venues: Self.venues, preferred: nil, now: Self.at(100))
+        #expect(changed)
+        #expect(selector.current?.venueID == "b")
+    }
+
+    @Test func theAnswerCarriesTheRunnerUpAndTheMargin() throws {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        _ = selector.update(
+            candidates: [Self.candidate(2, 4.0), Self.candidate(0, 1.5), Self.candidate(1, 2.5)], venues: Self.venues, preferred: nil,
+            now: S.t0)
+        let answer = try #require(selector.current)
+        #expect(answer.venueID == "a")
+        #expect(answer.runnerUpID == "b")
+        #expect(abs(answer.margin - (2.5 - 1.5) / 2.5) < 1e-12)
+        // Alone: no runner-up, and a full lead.
+        _ = selector.update(candidates: [Self.candidate(0, 1.5)], venues: Self.venues, preferred: nil, now: Self.at(100))
+        #expect(selector.current?.runnerUpID == nil)
+        #expect(selector.current?.margin == 1)
+    }
+
+    @Test func nothingInRangeIsNoAnswer() {
+        var selector = Self.answeringA()
+        let changed = selector.update(candidates: [], venues: Self.venues, preferred: nil, now: Self.at(100))
+        #expect(changed)
+        #expect(selector.current == nil)
+        let changedAgain = selector.update(candidates: [], venues: Self.venues, preferred: nil, now: Self.at(200))
+        #expect(!changedAgain)
+    }
+
+    @Test func withNothingInRangeThePreferredVenueAnswersAsAPreference() throws {
+        var selector = Self.answeringA()
+        _ = selector.update(candidates: [], venues: Self.venues, preferred: 2, now: Self.at(100))
+        let answer = try #require(selector.current)
+        #expect(answer.venueID == "c")
+        #expect(answer.source == .preference)
+        #expect(answer.beacon == nil)
+        // Ranging wins over the preference as soon as something is in range.
+        _ = selector.update(candidates: [Self.candidate(1, 2.0)], venues: Self.venues, preferred: 2, now: Self.at(200))
+        #expect(selector.current?.venueID == "b")
+        #expect(selector.current?.source == .ranging)
+    }
+
+    @Test func maxDistanceExcludesAVenue() {
+        // counter-1 at 10^(10/20) ≈ 3.2 m, counter-2 at 10^(14/20) ≈ 5.0 m.
+        let signals = [
+            TestBeacon(identity: S.identity(1, 1), interval: .milliseconds(100), rssi: -69),
+            TestBeacon(identity: S.identity(1, 2), interval: .milliseconds(100), rssi: -73),
+        ]
+        var open = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var limited = BeaconEngine(configuration: S.configuration { $0.venues[0].maxDistance = 3 }, now: S.t0)
+        D.play(&open, signals, from: S.t0, until: Self.at(3_000))
+        D.play(&limited, signals, from: S.t0, until: Self.at(3_000))
+        #expect(open.nearestVenue?.venueID == "counter-1")
+        #expect(limited.nearestVenue?.venueID == "counter-2")
+        #expect(limited.nearestVenue?.runnerUpID == nil)
+    }
+
+    @Test func theRangingMaxDistanceIsEveryVenuesDefault() {
+        var engine = BeaconEngine(configuration: S.configuration { $0.ranging.maxDistance = 3 }, now: S.t0)
+        D.play(
+            &engine, [TestBeacon(identity: S.identity(1, 1), interval: .milliseconds(100), rssi: -69)], from: S.t0, until: Self.at(3_000))
+        #expect(engine.rangedBeacon(S.identity(1, 1))?.proximity == .far)
+        #expect(engine.nearestVenue == nil)
+    }
+
+    @Test func setPreferredVenueRefusesAnUnknownVenue() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        try engine.setPreferredVenue("counter-2")
+        #expect(throws: EngineError.unknownVenue("nowhere")) { try engine.setPreferredVenue("nowhere") }
+        #expect(engine.preferredVenueID == "counter-2")
+    }
+
+    @Test func thePreferredVenueStandsInThroughTheEngine() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        try engine.setPreferredVenue("counter-2")
+        let events = D.play(&engine, [], from: S.t0, until: Self.at(1_000))
+        let answers = D.venueAnswers(events)
+        #expect(answers.count == 1)
+        #expect(answers.first??.venueID == "counter-2")
+        #expect(answers.first??.source == .preference)
+    }
+}
