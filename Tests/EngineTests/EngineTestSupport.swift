@@ -28,28 +28,16 @@ enum EngineTestSupport {
         return configuration
     }
 
-    /// Feeds beacons from `start` for `duration`, each at its interval with its
-    /// RSSI, ticking every 200 ms (sightings up to each tick come before it); returns every event.
+    /// Feeds beacons from `start` for `duration`, each at its interval with
+    /// its RSSI: `EngineDriver.play` with the beacons written as tuples.
     @discardableResult
     static func feed(
         _ engine: inout BeaconEngine, _ beacons: [(BeaconIdentity, Int8, Duration)], from start: Timestamp,
         for duration: Duration
     ) -> [EngineEvent] {
-        var events: [EngineEvent] = []
-        var next = beacons.map { _ in start }
-        var tick = start
-        let end = start + duration
-        while tick < end {
-            for (index, beacon) in beacons.enumerated() {
-                while next[index] <= tick {
-                    engine.ingest(sighting(beacon.0, rssi: beacon.1, at: next[index]), into: &events)
-                    next[index] = next[index] + beacon.2
-                }
-            }
-            engine.tick(now: tick, into: &events)
-            tick = tick + .milliseconds(200)
-        }
-        return events
+        EngineDriver.play(
+            &engine, beacons.map { TestBeacon(identity: $0.0, interval: $0.2, rssi: $0.1) }, from: start,
+            until: start + duration)
     }
 
     static func transitions(_ events: [EngineEvent]) -> [RegionTransition] {

@@ -45,7 +45,7 @@ import Testing
     @Test func exitAfterExitAfterWithoutSightingsAndNotATickBefore() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0, for: .seconds(2))
-        let last = S.t0 + .milliseconds(1800)  // the last tick before the end is at 1.8 s
+        let last = S.t0 + .milliseconds(1900)  // the last sighting before the end
         var events: [EngineEvent] = []
         engine.tick(now: last + .milliseconds(9_900), into: &events)
         #expect(engine.monitor.state(of: "cafe") == .inside)
