@@ -53,7 +53,7 @@ let package = Package(
         ),
         .target(
             name: "BeaconSources",
-            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth"]
+            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth", "DBus"]
         ),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(
@@ -98,6 +98,10 @@ let package = Package(
         .testTarget(
             name: "EngineTests",
             dependencies: ["BeaconCore", "BeaconSimulation", "BeaconService"]
+        ),
+        .testTarget(
+            name: "SourcesTests",
+            dependencies: ["BeaconCore", "BeaconSources", "DBus"]
         ),
         .testTarget(
             name: "DBusTests",

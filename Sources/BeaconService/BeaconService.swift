@@ -115,6 +115,8 @@ public final class BeaconService: Service, Sendable {
         var silentSince: Timestamp?
         var available = true
         var availability = "scanning with \(source)"
+        /// Silence is counted from the last sighting or from when the radio came back, whichever is later.
+        var resumedAt = start
         func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
             ServiceSnapshot(time: time, engine: engine, available: available, availabilityReason: availability, source: source.description)
         }
@@ -132,6 +134,15 @@ public final class BeaconService: Service, Sendable {
         defer { bus?.connection.close() }
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
 
+        /// Says when scanning stops and resumes: the log, the `Available`
+        /// property and the AvailabilityChanged signal.
+        func announce(_ now: Bool, _ reason: String) {
+            if now { logger.notice("scanning: \(reason)") } else { logger.warning("not scanning: \(reason)") }
+            available = now
+            availability = reason
+            bus?.availabilityChanged(now, reason: reason)
+        }
+
         for await input in inputs {
             // Answers that must wait until the state they change is on disk.
             var replies: [() -> Void] = []
@@ -143,29 +154,27 @@ public final class BeaconService: Service, Sendable {
                 if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                 tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events)
             case .source(.availability(let now, let reason)):
-                if now { logger.notice("scanning resumed: \(reason)") } else { logger.warning("scanning stopped: \(reason)") }
-                available = now
-                availability = reason
-                bus?.availabilityChanged(now, reason: reason)
+                let time = max(WallClock.now(), engine.lastSighting ?? start)
+                engine.radio(available: now, now: time)
+                if now { resumedAt = time }
+                silentSince = nil
+                announce(now, reason)
             case .sourceEnded(let reason):
                 logger.notice("source \(source) ended: \(reason)")
-                available = false
-                availability = "source ended: \(reason)"
-                bus?.availabilityChanged(false, reason: availability)
+                announce(false, "source ended: \(reason)")
             case .tick:
                 let now = max(WallClock.now(), engine.lastSighting ?? start)
                 engine.tick(now: now, into: &events)
                 lastTick = now
-                let quiet = now - (engine.lastSighting ?? start)
+                // A silent source is flagged but the engine goes on: beacons that
+                // are really gone (a café closed for the night) must still exit.
+                let quiet = now - max(engine.lastSighting ?? start, resumedAt)
                 if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
-                    let reason = "source \(source) has delivered no iBeacon advertisement for \(quiet.configurationText)"
-                    logger.warning("\(reason)")
-                    bus?.availabilityChanged(false, reason: reason)
+                    announce(false, "source \(source) is up but has delivered no iBeacon advertisement for \(quiet.configurationText)")
                 } else if quiet < settings.silenceAfter, silentSince != nil {
                     silentSince = nil
-                    logger.notice("source \(source) delivers advertisements again")
-                    bus?.availabilityChanged(true, reason: "advertisements arrive again")
+                    announce(true, "advertisements arrive again from \(source)")
                 }
             case .request(let request):
                 replies = handle(request, engine: &engine, events: &events)

@@ -1,7 +1,6 @@
 import BeaconConfiguration
 import BeaconCore
 import BeaconSimulation
-import CBluetooth
 
 /// Starts the source a `SourceSpec` names.
 public struct SourceFactory: Sendable {
@@ -41,29 +40,33 @@ public struct SourceFactory: Sendable {
             await SimulatedSource(scenario: scenario).run(clock: ContinuousClock(), startTime: WallClock.now(), deliver)
             return .live
         case .hci(let adapter):
-            try HCIScanner.run(adapter: adapter)
+            try await HCISource(adapter: adapter).run(deliver)
+            return .live
+        case .bluez(let adapter):
+            try await BlueZSource(adapter: adapter).run(deliver)
             return .live
         case .auto:
-            do {
-                try HCIScanner.run(adapter: nil)
-                return .live
-            } catch {
-                throw .unavailable(
-                    "no radio to scan with: \(error)\n"
-                        + "To run without a radio: --source simulate (a simulated café) or --source replay:FILE "
-                        + "(a btsnoop capture or hcidump --raw log).")
-            }
-        case .bluez:
-            throw .unavailable("the bluez source is not available in this build yet; use --source hci, simulate or replay:FILE")
+            try await Self.auto(deliver)
+            return .live
         }
     }
-}
 
-/// The `hci` source: opens the adapter; scanning through it follows.
-enum HCIScanner {
-    static func run(adapter: String?) throws(SourceError) {
-        let descriptor = try HCISocket.open(adapter: adapter)
-        hci_close_dev(descriptor)
-        throw .unavailable("the hci source can open \(adapter ?? "the adapter") but cannot scan yet in this build")
+    /// `auto`: hci, then bluez; neither failing at its start means it runs.
+    private static func auto(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+        let hciProblem: SourceError
+        do {
+            try await HCISource(adapter: nil).run(deliver)
+            return
+        } catch {
+            hciProblem = error
+        }
+        do {
+            try await BlueZSource(adapter: nil).run(deliver)
+        } catch {
+            throw .unavailable(
+                "no radio to scan with.\n  hci: \(hciProblem)\n  bluez: \(error)\n"
+                    + "To run without a radio: --source simulate (a simulated café) or --source replay:FILE "
+                    + "(a btsnoop capture or hcidump --raw log).")
+        }
     }
 }

@@ -321,8 +321,9 @@ public final class DBusConnection: @unchecked Sendable {
         let signal = DBusSignal(message: message)
         let handlers = state.withLock { state in
             state.signalHandlers.values.filter { subscription in
-                (subscription.sender == nil || subscription.sender == signal.sender
-                    || (subscription.sender == "org.freedesktop.DBus" && signal.sender == "org.freedesktop.DBus"))
+                // A well-known sender name is matched by the bus, which knows its
+                // current owner; a message carries only the owner's unique name.
+                (subscription.sender.map { $0 == signal.sender || !$0.hasPrefix(":") } ?? true)
                     && (subscription.path == nil || subscription.path == signal.path)
                     && (subscription.interface == nil || subscription.interface == signal.interface)
                     && (subscription.member == nil || subscription.member == signal.member)

@@ -60,6 +60,18 @@ public struct BeaconEngine: Sendable {
         rangeAndPublish(identity, now: sighting.time, into: &events)
     }
 
+    /// The source lost or regained the radio. While it is down, beacons go
+    /// `unknown` as they would in silence (nothing is known of them), but no
+    /// region exits for want of sightings: absence of evidence is not evidence
+    /// of absence. Once it is back, each region's exit timeout starts afresh.
+    public mutating func radio(available: Bool, now: Timestamp) {
+        if available {
+            if monitor.isSuspended { monitor.resume(now: now) }
+        } else {
+            monitor.suspend()
+        }
+    }
+
     /// Lets time pass: stale beacons go unknown, forgotten ones disappear,
     /// regions exit, and the nearest venue is decided.
     public mutating func tick(now: Timestamp, into events: inout [EngineEvent]) {

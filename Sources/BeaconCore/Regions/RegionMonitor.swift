@@ -43,7 +43,27 @@ public struct RegionMonitor: Sendable {
         }
     }
 
+    /// While the radio is down, silence is no evidence: no region exits or is
+    /// determined outside by timeout.
+    public private(set) var isSuspended = false
+
     public var definitions: [RegionDefinition] { regions.map(\.definition) }
+
+    /// The radio went away: stop counting silence against the regions.
+    mutating func suspend() {
+        isSuspended = true
+    }
+
+    /// The radio is back at `now`: timeouts start again from here, as after a
+    /// restart, so the beacons have a whole `exit_after` to be heard again.
+    mutating func resume(now: Timestamp) {
+        isSuspended = false
+        for index in regions.indices {
+            if regions[index].state == .inside { regions[index].lastSeen = max(regions[index].lastSeen ?? now, now) }
+            regions[index].watchedSince = max(regions[index].watchedSince, now)
+            regions[index].lastQualifying = regions[index].lastQualifying.map { max($0, now) }
+        }
+    }
 
     public func state(of id: String) -> RegionState? {
         regions.first { $0.definition.id == id }?.state
@@ -139,7 +159,7 @@ public struct RegionMonitor: Sendable {
             let timeout = max(region.exitAfter, (slowestInterval(index) ?? .zero) * 3)
             switch region.state {
             case .inside:
-                if let lastSeen = region.lastSeen, now - lastSeen >= timeout {
+                if !isSuspended, let lastSeen = region.lastSeen, now - lastSeen >= timeout {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
@@ -156,7 +176,7 @@ public struct RegionMonitor: Sendable {
             case .unknown:
                 let patience = region.lastQualifying != nil && slowestInterval(index) == nil
                     ? max(timeout, Self.longestAdvertisingInterval * 3) : timeout
-                if now - (region.lastQualifying ?? region.watchedSince) >= patience {
+                if !isSuspended, now - (region.lastQualifying ?? region.watchedSince) >= patience {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(

@@ -1,0 +1,260 @@
+import BeaconCore
+import DBus
+
+/// `bluez[:hciN]`: advertisements through BlueZ's own D-Bus API, as any
+/// other Bluetooth client on the machine would get them. Needs no
+/// capability and shares the radio with bluetoothd's other users.
+///
+/// It finds the adapter through ObjectManager, sets the discovery filter
+/// (`Transport` le and `DuplicateData` true, explicitly: BlueZ's default is
+/// false whatever its documentation says), starts discovery, and turns
+/// `Device1` RSSI + ManufacturerData from InterfacesAdded and
+/// PropertiesChanged into advertisements. It re-arms by itself when
+/// bluetoothd restarts, when the adapter is removed and comes back, and when
+/// it is powered off and on; each change is an availability event.
+public struct BlueZSource: Sendable {
+    public var adapter: String?
+    public var bus: DBusConnection.Bus
+
+    public init(adapter: String?, bus: DBusConnection.Bus = .system) {
+        self.adapter = adapter
+        self.bus = bus
+    }
+
+    enum Input: Sendable {
+        /// org.bluez's new owner; empty when bluetoothd left the bus.
+        case ownerChanged(String)
+        case signal(DBusSignal)
+    }
+
+    /// Delivers advertisements and availability changes until cancelled.
+    /// Fails at the start if there is no system bus, no bluetoothd or no adapter.
+    public func run(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+        let connection: DBusConnection
+        do {
+            connection = try DBusConnection.connect(bus)
+        } catch {
+            throw .unavailable("cannot reach the \(bus) bus to talk to BlueZ: \(error.message)")
+        }
+        defer { connection.close() }
+        let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
+        connection.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
+            guard $0.arguments.first?.string == BlueZ.service else { return }
+            continuation.yield(.ownerChanged($0.arguments.last?.string ?? ""))
+        }
+        connection.subscribe(sender: BlueZ.service, interface: BlueZ.objectManager) { continuation.yield(.signal($0)) }
+        connection.subscribe(sender: BlueZ.service, interface: BlueZ.properties, member: "PropertiesChanged") {
+            continuation.yield(.signal($0))
+        }
+        var session = BlueZSession(wanted: adapter, connection: connection)
+        if let problem = await session.arm(deliver) { throw .unavailable(problem) }
+        for await input in inputs {
+            await session.handle(input, deliver)
+        }
+        await session.stopDiscovery()
+    }
+}
+
+/// Names of BlueZ's D-Bus API.
+enum BlueZ {
+    static let service = "org.bluez"
+    static let adapter = "org.bluez.Adapter1"
+    static let device = "org.bluez.Device1"
+    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    static let properties = "org.freedesktop.DBus.Properties"
+}
+
+/// The bluez source's view of bluetoothd: which adapter it uses, whether it
+/// is discovering, and the devices seen under it.
+struct BlueZSession {
+    let wanted: String?
+    let connection: DBusConnection
+    /// The unique name of org.bluez's owner: signals from anyone else are ignored.
+    private var owner: String?
+    private var adapterPath: String?
+    private var devices: [String: BlueZDevice] = [:]
+    private var reported: (available: Bool, reason: String)?
+
+    init(wanted: String?, connection: DBusConnection) {
+        self.wanted = wanted
+        self.connection = connection
+    }
+
+    private var adapterName: String { adapterPath.map { String($0.split(separator: "/").last ?? "") } ?? wanted ?? "the adapter" }
+
+    /// Finds bluetoothd and the adapter and starts discovery; returns what is
+    /// missing if it cannot even find them (the caller decides whether that is fatal).
+    mutating func arm(_ deliver: (SourceEvent) async -> Void) async -> String? {
+        owner = nil
+        adapterPath = nil
+        devices = [:]
+        let objects: [DBusValue]
+        do throws(DBusError) {
+            let name = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", arguments: [.string(BlueZ.service)])
+            owner = name.first?.string
+            objects = try await connection.call(
+                destination: BlueZ.service, path: "/", interface: BlueZ.objectManager, member: "GetManagedObjects")
+        } catch {
+            let problem = error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
+                ? "bluetoothd is not running (nobody owns org.bluez on the system bus); start it with `sudo systemctl start bluetooth`"
+                : "cannot read BlueZ's objects: \(error)"
+            await report(false, problem, deliver)
+            return problem
+        }
+        let tree = Self.objectTree(objects.first)
+        let adapters = tree.filter { $0.value[BlueZ.adapter] != nil }.keys.sorted()
+        guard let path = adapters.first(where: matches) else {
+            let problem = "BlueZ has no adapter\(wanted.map { " named \($0)" } ?? "") (found: \(adapters.isEmpty ? "none" : adapters.joined(separator: ", "))); check `bluetoothctl list` and `rfkill list`"
+            await report(false, problem, deliver)
+            return problem
+        }
+        for (devicePath, interfaces) in tree where devicePath.hasPrefix(path + "/") {
+            if let properties = interfaces[BlueZ.device] { _ = remember(devicePath, properties) }
+        }
+        await adopt(path, tree[path]?[BlueZ.adapter] ?? [:], deliver)
+        return nil
+    }
+
+    mutating func handle(_ input: BlueZSource.Input, _ deliver: (SourceEvent) async -> Void) async {
+        switch input {
+        case .ownerChanged(""):
+            owner = nil
+            adapterPath = nil
+            devices = [:]
+            await report(false, "bluetoothd left the system bus (stopped or restarting); waiting for it to return", deliver)
+        case .ownerChanged:
+            _ = await arm(deliver)
+        case .signal(let signal):
+            guard signal.sender == owner else { return }
+            await handle(signal, deliver)
+        }
+    }
+
+    private mutating func handle(_ signal: DBusSignal, _ deliver: (SourceEvent) async -> Void) async {
+        let arguments = signal.arguments
+        switch signal.member {
+        case "InterfacesAdded":
+            guard let path = arguments.first?.string, arguments.count == 2 else { return }
+            let interfaces = Self.interfaces(arguments[1])
+            if let properties = interfaces[BlueZ.adapter], adapterPath == nil, matches(path) {
+                await adopt(path, properties, deliver)
+            }
+            if let properties = interfaces[BlueZ.device], isOurs(path) {
+                await received(path, properties, deliver)
+            }
+        case "InterfacesRemoved":
+            guard let path = arguments.first?.string, let names = arguments.last?.arrayElements?.compactMap(\.string) else { return }
+            if path == adapterPath, names.contains(BlueZ.adapter) {
+                let name = adapterName
+                adapterPath = nil
+                devices = [:]
+                await report(false, "\(name) was removed; waiting for it to come back", deliver)
+            } else if names.contains(BlueZ.device) {
+                devices[path] = nil
+            }
+        case "PropertiesChanged":
+            guard arguments.count == 3, let interface = arguments[0].string,
+                let changed = arguments[1].unwrapped.stringKeyedEntries
+            else { return }
+            if interface == BlueZ.adapter, signal.path == adapterPath, let powered = changed["Powered"]?.bool {
+                if powered {
+                    await startDiscovery(deliver)
+                } else {
+                    await report(false, "\(adapterName) was powered off; `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)", deliver)
+                }
+            } else if interface == BlueZ.device, isOurs(signal.path) {
+                await received(signal.path, changed, deliver)
+            }
+        default:
+            return
+        }
+    }
+
+    /// Takes an adapter into use: discovery if it is powered, a wait if not.
+    private mutating func adopt(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
+        adapterPath = path
+        if properties["Powered"]?.bool == true {
+            await startDiscovery(deliver)
+        } else {
+            await report(false, "\(adapterName) is powered off; `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)", deliver)
+        }
+    }
+
+    private mutating func startDiscovery(_ deliver: (SourceEvent) async -> Void) async {
+        guard let adapterPath else { return }
+        let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
+        do throws(DBusError) {
+            _ = try await connection.call(
+                destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter",
+                arguments: [filter])
+            do throws(DBusError) {
+                _ = try await connection.call(
+                    destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
+            } catch where error.name == "org.bluez.Error.InProgress" {
+                // Already discovering for us: nothing to do.
+            }
+            await report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", deliver)
+        } catch {
+            await report(false, "BlueZ refused to discover on \(adapterName): \(error)", deliver)
+        }
+    }
+
+    /// Best effort when stopping; bluetoothd also ends our discovery when we leave the bus.
+    func stopDiscovery() async {
+        guard let adapterPath else { return }
+        _ = try? await connection.call(
+            destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery",
+            timeout: .seconds(2))
+    }
+
+    /// A device's properties: delivered as an advertisement when they carry a report.
+    private mutating func received(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
+        guard remember(path, properties), let advertisement = devices[path]?.advertisement(at: WallClock.now()) else { return }
+        await deliver(.advertisement(advertisement))
+    }
+
+    private mutating func remember(_ path: String, _ properties: [String: DBusValue]) -> Bool {
+        var device = devices[path] ?? BlueZDevice(address: BlueZDevice.address(fromPath: path))
+        let isReport = device.merge(properties)
+        devices[path] = device
+        return isReport
+    }
+
+    private mutating func report(_ available: Bool, _ reason: String, _ deliver: (SourceEvent) async -> Void) async {
+        if let reported, reported.available == available, reported.reason == reason { return }
+        reported = (available, reason)
+        await deliver(.availability(available: available, reason: reason))
+    }
+
+    private func matches(_ path: String) -> Bool {
+        guard let wanted else { return path.hasPrefix("/org/bluez/") }
+        return path == "/org/bluez/\(wanted)"
+    }
+
+    private func isOurs(_ path: String) -> Bool {
+        guard let adapterPath else { return false }
+        return path.hasPrefix(adapterPath + "/")
+    }
+
+    /// `a{sa{sv}}`: interface → properties.
+    static func interfaces(_ value: DBusValue) -> [String: [String: DBusValue]] {
+        var result: [String: [String: DBusValue]] = [:]
+        for (name, properties) in value.unwrapped.stringKeyedEntries ?? [:] {
+            result[name] = properties.unwrapped.stringKeyedEntries ?? [:]
+        }
+        return result
+    }
+
+    /// GetManagedObjects' `a{oa{sa{sv}}}`: path → interface → properties.
+    static func objectTree(_ value: DBusValue?) -> [String: [String: [String: DBusValue]]] {
+        guard case .dictionary(_, _, let entries)? = value else { return [:] }
+        var result: [String: [String: [String: DBusValue]]] = [:]
+        for entry in entries {
+            guard let path = entry.key.string else { continue }
+            result[path] = interfaces(entry.value)
+        }
+        return result
+    }
+}

@@ -1,0 +1,119 @@
+import BeaconCore
+
+/// The `hci` source's conversation with a controller: set up a passive LE
+/// scan without duplicate filtering, hand over the advertising reports, and
+/// leave the controller and the socket as they were.
+///
+/// The sequence (PLATFORM-NOTES): save the socket filter and let events
+/// through; read the supported-commands bitmap and pick legacy or extended
+/// scanning from it (never from the HCI version: a Raspberry Pi 4 says 5.0 and
+/// refuses the extended commands); stop any scan; set the parameters; enable.
+/// When the kernel's own scan is in the way (Command Disallowed), send nothing
+/// more and read the reports that scan produces.
+public struct HCIScanner<Channel: HCIChannel> {
+    public enum Mode: Sendable, Equatable, CustomStringConvertible {
+        /// Scanning with commands of this family.
+        case scanning(ScanCommands)
+        /// Not scanning ourselves: reading the reports of a scan someone else runs.
+        case listening(because: String)
+
+        public var description: String {
+            switch self {
+            case .scanning(.legacy): "scanning with legacy LE commands (the controller lists no extended scanning)"
+            case .scanning(.extended): "scanning with extended LE commands"
+            case .listening(let reason): reason
+            }
+        }
+    }
+
+    public let channel: Channel
+    public private(set) var mode: Mode?
+    private var savedFilter: HCISocketFilter?
+    /// Advertising reports that arrived while a command's answer was awaited.
+    private var held: [[UInt8]] = []
+
+    /// How long the controller has to answer a command.
+    public static var commandTimeout: Duration { .seconds(2) }
+    /// Interval and window of 10 ms (units of 0.625 ms): listen all the time.
+    static var scanTiming: UInt16 { 0x0010 }
+
+    public init(channel: Channel) {
+        self.channel = channel
+    }
+
+    /// Sets the scan up; says how it scans.
+    public mutating func start() throws(SourceError) -> Mode {
+        savedFilter = try channel.filter()
+        try channel.setFilter(.scanning)
+        let family = try chooseCommands()
+        // Stopping a scan that is not running may be refused; either way none runs now.
+        _ = try execute(family.scanEnable(false))
+        for command in [family.scanParameters(interval: Self.scanTiming, window: Self.scanTiming), family.scanEnable(true)] {
+            let outcome = try execute(command)
+            if outcome.status == .commandDisallowed {
+                let listening = Mode.listening(
+                    because: "\(channel.name) refused \(command) with \(outcome.status): the kernel's own LE scan "
+                        + "(bluetoothd discovery or a background scan) is in the way. Listening to the reports it "
+                        + "produces instead, at its rate and with its duplicate filtering; stop the other scan for "
+                        + "every advertisement, or use --source bluez to share the radio with bluetoothd")
+                mode = listening
+                return listening
+            }
+            guard outcome.status == .success else {
+                throw .unavailable("\(channel.name) refused \(command): \(outcome.status)")
+            }
+        }
+        mode = .scanning(family)
+        return .scanning(family)
+    }
+
+    /// The next LE Meta event (no H4 byte), or `nil` when none came within `timeout`.
+    public mutating func next(timeout: Duration) throws(SourceError) -> [UInt8]? {
+        if !held.isEmpty { return held.removeFirst() }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero, let packet = try channel.receive(timeout: remaining) else { return nil }
+            if let event = Self.leMetaEvent(packet) { return event }
+        }
+    }
+
+    /// Stops our scan (not the kernel's) and restores the socket filter.
+    /// Best effort: the adapter may already be gone.
+    public mutating func stop() {
+        if case .scanning(let family) = mode { _ = try? execute(family.scanEnable(false)) }
+        if let savedFilter { try? channel.setFilter(savedFilter) }
+        mode = nil
+        savedFilter = nil
+    }
+
+    private mutating func chooseCommands() throws(SourceError) -> ScanCommands {
+        let outcome = try execute(.readLocalSupportedCommands)
+        return outcome.status == .success ? ScanCommands(supportedCommands: outcome.returnParameters) : .legacy
+    }
+
+    /// Sends a command and waits for its Command Complete or Command Status.
+    private mutating func execute(_ command: HCICommand) throws(SourceError) -> HCICommandOutcome {
+        try channel.send(command.packet)
+        let deadline = ContinuousClock.now + Self.commandTimeout
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero, let packet = try channel.receive(timeout: remaining) else {
+                throw .unavailable(
+                    "\(channel.name) did not answer \(command) within \(Self.commandTimeout); "
+                        + "try `sudo hciconfig \(channel.name) reset`, or unplug and replug the adapter")
+            }
+            guard packet.first == HCISocketFilter.eventPacketType else { continue }
+            let event = packet[1...]
+            if let outcome = HCICommandOutcome(event: event), outcome.opcode == command.opcode { return outcome }
+            if let report = Self.leMetaEvent(packet), held.count < 4096 { held.append(report) }
+        }
+    }
+
+    private static func leMetaEvent(_ packet: [UInt8]) -> [UInt8]? {
+        guard packet.count >= 2, packet[0] == HCISocketFilter.eventPacketType, packet[1] == HCIEvent.leMetaEventCode else {
+            return nil
+        }
+        return Array(packet[1...])
+    }
+}

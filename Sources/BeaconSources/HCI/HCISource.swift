@@ -1,0 +1,151 @@
+import BeaconCore
+import Foundation
+import Synchronization
+
+/// `hci[:hciN]`: scans an adapter through a raw HCI socket, on a thread of its
+/// own (the socket is read with blocking calls), and keeps scanning across
+/// the adapter going away.
+///
+/// A problem at the first start is an error: beacond refuses to start and
+/// says why. Once it has scanned, losing the adapter (unplugged, reset,
+/// brought down) is an availability change: the source reopens it every
+/// `retryInterval` and says so when it is back.
+public struct HCISource: Sendable {
+    public typealias Opener = @Sendable (_ adapter: String?) throws(SourceError) -> any HCIChannel
+
+    public var adapter: String?
+    public var retryInterval: Duration
+    /// After this long without a report, check that the adapter is still up.
+    public var quietCheck: Duration
+    private let open: Opener
+
+    public init(
+        adapter: String?, retryInterval: Duration = .seconds(2), quietCheck: Duration = .seconds(5),
+        open: @escaping Opener = { (adapter) throws(SourceError) in try HCISocket(adapter: adapter) }
+    ) {
+        self.adapter = adapter
+        self.retryInterval = retryInterval
+        self.quietCheck = quietCheck
+        self.open = open
+    }
+
+    private enum Output: Sendable {
+        case event(SourceEvent)
+        case failed(SourceError)
+    }
+
+    /// Delivers advertising-report events and availability changes until cancelled;
+    /// returns once the scan is stopped and the socket filter restored.
+    public func run(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+        let (outputs, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
+        let control = ThreadControl()
+        let thread = Thread { [self] in
+            supervise(control) { continuation.yield($0) }
+            continuation.finish()
+            control.finish()
+        }
+        thread.name = "hci-source"
+        thread.start()
+        let failure: SourceError? = await withTaskCancellationHandler {
+            for await output in outputs {
+                switch output {
+                case .event(let event): await deliver(event)
+                case .failed(let error): return error
+                }
+            }
+            return nil
+        } onCancel: {
+            control.stop()
+        }
+        control.stop()
+        await control.finished()
+        if let failure { throw failure }
+    }
+
+    private func supervise(_ control: ThreadControl, emit: (Output) -> Void) {
+        var started = false
+        var reported: String?
+        while !control.isStopped {
+            do throws(SourceError) {
+                try scan(try open(adapter), control: control, started: &started, emit: emit)
+                return
+            } catch {
+                guard started else {
+                    emit(.failed(error))
+                    return
+                }
+                if reported != error.description {
+                    reported = error.description
+                    emit(.event(.availability(available: false, reason: "\(error); trying again every \(retryInterval.configurationText)")))
+                }
+                control.wait(retryInterval)
+            }
+        }
+    }
+
+    /// Scans through one opened channel until stopped; throws when the adapter fails.
+    private func scan<Channel: HCIChannel>(
+        _ channel: Channel, control: ThreadControl, started: inout Bool, emit: (Output) -> Void
+    ) throws(SourceError) {
+        var scanner = HCIScanner(channel: channel)
+        defer { scanner.stop() }
+        let mode = try scanner.start()
+        started = true
+        emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)")))
+        var lastHeard = ContinuousClock.now
+        while !control.isStopped {
+            if let event = try scanner.next(timeout: .milliseconds(200)) {
+                emit(.event(.hciEvent(event[...], time: WallClock.now())))
+                lastHeard = .now
+            } else if ContinuousClock.now - lastHeard >= quietCheck {
+                guard channel.isAdapterUp else {
+                    throw .unavailable("\(channel.name) went down (`sudo hciconfig \(channel.name) up`, `rfkill list`)")
+                }
+                lastHeard = .now
+            }
+        }
+    }
+}
+
+/// Stopping a source's thread from async code, and waiting until it has cleaned up.
+final class ThreadControl: Sendable {
+    private struct State {
+        var stopped = false
+        var finished = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func stop() { state.withLock { $0.stopped = true } }
+
+    /// Sleeps for `duration` on the thread, waking early when stopped.
+    func wait(_ duration: Duration) {
+        let deadline = ContinuousClock.now + duration
+        while !isStopped, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: min(0.05, max(0, (deadline - ContinuousClock.now) / .seconds(1))))
+        }
+    }
+
+    /// Called by the thread as its last act.
+    func finish() {
+        let waiters = state.withLock { state in
+            state.finished = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func finished() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if !state.finished { state.waiters.append(continuation) }
+                return state.finished
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
