@@ -11,9 +11,7 @@ swift build -c release --product beacond
 swift build -c release --product beaconctl
 bin=$(swift build -c release --show-bin-path)
 
-getent group beacond >/dev/null || groupadd --system beacond
-getent passwd beacond >/dev/null || useradd --system --gid beacond --home-dir /var/lib/beacond --no-create-home \
-    --shell /usr/sbin/nologin --comment "beacond iBeacon service" beacond
+dist/accounts.sh
 
 install -m 0755 "$bin/beacond" "$bin/beaconctl" /usr/local/bin/
 install -d -m 0755 /etc/beacond /etc/beacond/scenarios

@@ -4,4 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The D-Bus policy test runs beacond as user beacond and a client as a member
+# of group beacond (beacond-tester); creating them needs root.
+if [[ $(id -u) -eq 0 ]]; then
+    dist/accounts.sh beacond-tester
+else
+    echo "not root: the D-Bus policy test needs accounts beacond and beacond-tester (sudo dist/accounts.sh beacond-tester)" >&2
+fi
 swift test "$@"

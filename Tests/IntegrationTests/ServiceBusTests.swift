@@ -14,9 +14,15 @@ import Testing
         let configuration: String
 
         let source: String
+        /// Runs beacond as this account (through `setpriv`), as systemd would.
+        let user: String?
 
-        init(bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String = "simulate") throws {
+        init(
+            bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String = "simulate",
+            user: String? = nil
+        ) throws {
             self.source = source
+            self.user = user
             self.bus = try bus ?? PrivateBus()
             self.state = try state ?? TestSupport.temporaryDirectory()
             log = self.state.appendingPathComponent("beacond.log")
@@ -26,10 +32,15 @@ import Testing
 
         func start() throws {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
-            process.arguments = [
-                "--bus", bus.address, "--source", source, "--state-dir", state.path, "--config", configuration,
-            ]
+            let arguments = ["--bus", bus.address, "--source", source, "--state-dir", state.path, "--config", configuration]
+            if let user {
+                try FileManager.default.setAttributes([.ownerAccountName: user], ofItemAtPath: state.path)
+                process.executableURL = URL(fileURLWithPath: TestSupport.tool("setpriv") ?? "/usr/bin/setpriv")
+                process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--init-groups", "--", TestSupport.product("beacond")] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+                process.arguments = arguments
+            }
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
             try process.run()

@@ -1,0 +1,106 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// The shipped D-Bus policy (`dist/dbus-1/org.beacond.conf`) on a bus that
+/// denies by default as the system bus does: beacond runs as user beacond,
+/// a member of group beacond gets answers, anyone else may only introspect,
+/// and nobody can take the name from it.
+@Suite(
+    .serialized,
+    .enabled(
+        if: getuid() == 0 && getpwnam("beacond") != nil && getpwnam("beacond-tester") != nil,
+        "needs root and the accounts beacond and beacond-tester: run scripts/test.sh as root, or sudo dist/accounts.sh beacond-tester"))
+struct PolicyTests {
+    /// The default policy of Debian's /usr/share/dbus-1/system.conf: method
+    /// calls and name ownership need a hole punched by a service's policy file.
+    static let systemBusDefaults = """
+        <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+          </policy>
+        """
+
+    static func service() throws -> ServiceBusTests.Service {
+        let bus = try PrivateBus(policy: systemBusDefaults, includes: [TestSupport.repository("dist/dbus-1/org.beacond.conf")])
+        // Other accounts must reach the socket and the repository's files.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bus.directory.path)
+        return try ServiceBusTests.Service(bus: bus, user: "beacond")
+    }
+
+    /// busctl against the service's bus as `user` (nil: root, as the test runs).
+    static func busctl(_ service: ServiceBusTests.Service, as user: String?, _ arguments: [String]) throws -> TestSupport.Output {
+        let busctl = [TestSupport.tool("busctl")!, "--address=\(service.bus.address)"] + arguments
+        guard let user else { return try TestSupport.run(busctl[0], Array(busctl.dropFirst())) }
+        return try TestSupport.run(
+            TestSupport.tool("setpriv")!, ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--init-groups", "--"] + busctl)
+    }
+
+    static let getVersion = ["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Version"]
+    static let rangedBeacons = ["call", "org.beacond", "/org/beacond", "org.beacond.Manager1", "GetRangedBeacons", "a{sv}", "0"]
+
+    @Test func membersOfGroupBeacondAndRootGetAnswersOthersAreDenied() throws {
+        let service = try Self.service()
+        #expect(service.logText.contains("on the"), "beacond should run as user beacond: \(service.logText)")
+        for user in ["beacond-tester", nil] {
+            let version = try Self.busctl(service, as: user, Self.getVersion)
+            #expect(version.status == 0, "\(user ?? "root"): \(version.stderr)")
+            #expect(version.stdout.hasPrefix("s \""))
+            let beacons = try Self.busctl(service, as: user, Self.rangedBeacons)
+            #expect(beacons.status == 0, "\(user ?? "root"): \(beacons.stderr)")
+            #expect(beacons.stdout.hasPrefix("aa{sv}"))
+        }
+        for arguments in [Self.getVersion, Self.rangedBeacons] {
+            let denied = try Self.busctl(service, as: "nobody", arguments)
+            #expect(denied.status != 0)
+            #expect(denied.stderr.contains("Access denied"), "\(denied.stderr)")
+        }
+        // Introspection stays open to everyone, so tools can discover the API.
+        let introspection = try Self.busctl(
+            service, as: "nobody", ["call", "org.beacond", "/org/beacond", "org.freedesktop.DBus.Introspectable", "Introspect"])
+        #expect(introspection.status == 0, "\(introspection.stderr)")
+        #expect(introspection.stdout.contains("org.beacond.Manager1"))
+    }
+
+    @Test func nobodyCanTakeTheNameFromBeacond() throws {
+        let service = try Self.service()
+        // Another account, even root, may not own org.beacond.
+        let script = """
+            import dbus, sys
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            try:
+                bus.request_name("org.beacond", dbus.bus.NAME_FLAG_REPLACE_EXISTING | dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+                print("owned")
+            except dbus.exceptions.DBusException as error:
+                print(error.get_dbus_name())
+            """
+        for user in ["nobody", "beacond-tester", "root"] {
+            let result = try TestSupport.run(
+                TestSupport.tool("setpriv")!,
+                ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--init-groups", "--",
+                 "/usr/bin/python3", "-c", script, service.bus.address])
+            #expect(result.stdout == "org.freedesktop.DBus.Error.AccessDenied\n", "\(user): \(result.stdout) \(result.stderr)")
+        }
+        // A second beacond, as beacond, is told the name is taken and leaves the first alone.
+        let second = try TestSupport.run(
+            TestSupport.tool("setpriv")!,
+            ["--reuid=beacond", "--regid=beacond", "--init-groups", "--", TestSupport.product("beacond"),
+             "--bus", service.bus.address, "--source", "simulate", "--state-dir", service.state.path,
+             "--config", service.configuration])
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("org.beacond"), "\(second.stderr)")
+        let stillAnswering = try Self.busctl(service, as: "beacond-tester", Self.getVersion)
+        #expect(stillAnswering.status == 0)
+    }
+}
