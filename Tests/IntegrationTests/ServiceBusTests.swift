@@ -243,9 +243,33 @@ import Testing
         #expect(again.logText.contains("restored state"))
         let state = try again.call("RequestState", ["s", "caffe-macs"])
         #expect(state.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"inside\"")
-        // Still inside after restart: no second enter.
-        usleep(3_000_000)
+        // Still inside after restart: no second enter. A nearest venue from
+        // ranging means beacons were heard again, after any enter they caused.
+        let nearest = try again.call("RequestNearestVenue", ["u", "20000"])
+        #expect(nearest.status == 0, "\(nearest.stderr)")
+        #expect(nearest.stdout.contains("\"ranging\""))
         #expect(!again.logText.contains("region caffe-macs entered"))
+    }
+
+    /// Power lost while the state file was being replaced would leave at worst
+    /// the temporary file; a state file cut short some other way is reported
+    /// and replaced, never fatal.
+    @Test func aTruncatedStateFileIsReportedAndReplaced() throws {
+        let service = try Service()
+        #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
+        service.stop(signal: SIGKILL)
+        let file = service.state.appendingPathComponent("state.json")
+        let saved = try Data(contentsOf: file)
+        try saved.prefix(saved.count / 2).write(to: file)
+        let again = try Service(bus: service.bus, state: service.state)
+        #expect(again.logText.contains("is corrupt"), "\(again.logText)")
+        #expect(again.logText.contains("starting afresh and replacing it"))
+        let preferred = try again.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"])
+        #expect(preferred.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"\"")
+        // Replaced by a whole file as soon as something changes.
+        #expect(try again.call("SetPreferredVenue", ["s", "counter-1"]).status == 0)
+        let replaced = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        #expect(replaced?["preferredVenue"] as? String == "counter-1", "\(String(describing: replaced))")
     }
 
     @Test func reloadRefusesAnInvalidFileAndKeepsRunning() throws {

@@ -586,15 +586,22 @@ class BluezMock:
             props['Discoverable'] = dbus.Boolean(False)
             self.changed(adapter, ADAPTER_IFACE, 'Discoverable')
 
-    def stop_session(self, adapter, sender, client):
+    def stop_session(self, adapter, sender, client, defer=False):
+        """discovery_stop()/discovery_remove(): a pre-set filter survives while its owner is on the bus."""
         client.discovering = False
         if client.filter is None or client.watch is None:
             self.unwatch(client)
             adapter.bm.clients.pop(sender, None)
         if not self.discovering_clients(adapter):
-            # discovery_remove() -> discovery_cleanup(): devices go, then Discovering false
-            for path in self.devices_of(adapter):
-                self.remove_device_object(path)
+            # discovery_cleanup(): temporary, non-connectable devices go, then Discovering false
+            def cleanup():
+                if self.objects.get(adapter.path) is adapter:
+                    for path in self.devices_of(adapter):
+                        self.remove_device_object(path)
+            if defer:
+                self.actions.append(cleanup)
+            else:
+                cleanup()
         self.update_discovering(adapter)
 
     @staticmethod
@@ -687,7 +694,8 @@ class BluezMock:
                     adapter.bm.clients[sender] = client
                 client.discovering = True
                 model.watch(adapter, sender, client)
-                model.later(lambda: model.update_discovering(adapter))
+                model.update_discovering(adapter)
+                model.later()
             return model.recorded(adapter, 'StartDiscovery', [], sender, body)
 
         def StopDiscovery(adapter, sender=None):  # noqa: N802 pylint: disable=invalid-name
@@ -697,21 +705,9 @@ class BluezMock:
                 client = adapter.bm.clients.get(sender)
                 if client is None or not client.discovering:
                     raise dbus_error(BLUEZ_ERR + 'Failed', 'No discovery started')
-                client.discovering = False   # at once, so a second call fails
-                client.discovering = True
-
-                def stop():
-                    if adapter.bm.clients.get(sender) is client and client.discovering:
-                        model.stop_session(adapter, sender, client)
-                client.discovering = False
-                model.later(stop_wrapper(client, stop))
+                model.stop_session(adapter, sender, client, defer=True)
+                model.later()
             return model.recorded(adapter, 'StopDiscovery', [], sender, body)
-
-        def stop_wrapper(client, stop):
-            def run():
-                client.discovering = True
-                stop()
-            return run
 
         def RemoveDevice(adapter, device, sender=None):  # noqa: N802 pylint: disable=invalid-name
             def body():
