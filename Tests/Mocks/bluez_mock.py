@@ -914,6 +914,13 @@ class BluezMock:
             adapter.bm.calls = []
             adapter.call_log = []
 
+        def GetManagedObjects(_obj):  # noqa: N802 pylint: disable=invalid-name
+            # the template's version is a logged mock method: it would send a
+            # Mock.MethodCalled signal from org.bluez on every call
+            return dbus.Dictionary({dbus.ObjectPath(p): model.objects[p].props
+                                    for p in sorted(model.objects) if p != '/'}, signature='oa{sa{sv}}')
+
+        self.export(main, OM_IFACE, GetManagedObjects, '', 'a{oa{sa{sv}}}')
         for fn, i, o in ((Version, '', 's'), (AddAdapter, 'sb', 'o'), (RemoveAdapter, 's', ''),
                          (SetPowered, 'sb', 's'), (AddDevice, 'sssna{qv}s', 'o'),
                          (Advertise, 'ssna{qv}b', 's'), (GetManufacturerData, 'ss', 'a{qv}'),
@@ -944,6 +951,8 @@ def serve(address, logfile):
     main = mockobject.DBusMockObject(bus_name, '/', OM_IFACE, {}, logfile, True)
     main.AddTemplate('bluez5', {})
     mockobject.objects['/'] = main
+    manager = mockobject.objects['/org/bluez']     # the template's AgentManager1/ProfileManager1
+    manager.props = {INTROSPECT_IFACE: {}, 'org.bluez.AgentManager1': {}, 'org.bluez.ProfileManager1': {}}
     model = BluezMock(main, bus, GLib, mockobject)
     model.export_control()
     sys.stderr.write(f'bluez_mock: serving {BUS_NAME} on {address} (pid {os.getpid()})\n')

@@ -1,0 +1,57 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// The files in `dist/` as systemd and D-Bus read them.
+@Suite struct DeploymentTests {
+    /// `Key=value` lines of a unit-style file (later keys win; comments skipped).
+    static func keys(_ path: String) throws -> [String: String] {
+        var keys: [String: String] = [:]
+        for line in try String(contentsOfFile: TestSupport.repository(path), encoding: .utf8).split(separator: "\n") {
+            guard !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") else { continue }
+            keys[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return keys
+    }
+
+    /// `systemd-analyze verify` passes with nothing to say, once ExecStart
+    /// points at a built beacond (this machine has none in /usr/local/bin).
+    @Test func systemdVerifiesTheUnitWithoutAWord() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/local/bin/beacond "))
+        let path = directory.appendingPathComponent("beacond.service").path
+        try Data(unit.replacingOccurrences(of: "/usr/local/bin/beacond", with: TestSupport.product("beacond")).utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.run(TestSupport.tool("systemd-analyze")!, ["verify", path])
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test func theUnitGrantsOnlyWhatScanningNeeds() throws {
+        let unit = try Self.keys("dist/systemd/beacond.service")
+        #expect(unit["Type"] == "dbus")
+        #expect(unit["BusName"] == "org.beacond")
+        #expect(unit["User"] == "beacond")
+        #expect(unit["AmbientCapabilities"] == "CAP_NET_RAW CAP_NET_ADMIN")
+        #expect(unit["CapabilityBoundingSet"] == "CAP_NET_RAW CAP_NET_ADMIN")
+        #expect(unit["NoNewPrivileges"] == "yes")
+        #expect(unit["ProtectSystem"] == "strict")
+        #expect(unit["ProtectHome"] == "yes")
+        #expect(unit["PrivateTmp"] == "yes")
+        #expect(unit["StateDirectory"] == "beacond")
+        #expect(unit["RestrictAddressFamilies"] == "AF_UNIX AF_BLUETOOTH")
+        #expect(unit["Restart"] == "on-failure")
+        // A private network namespace has no Bluetooth sockets.
+        #expect(unit["PrivateNetwork"] == nil)
+    }
+
+    @Test func activationStartsTheUnitAsBeacond() throws {
+        let activation = try Self.keys("dist/dbus-1/org.beacond.service")
+        #expect(activation["Name"] == "org.beacond")
+        #expect(activation["User"] == "beacond")
+        let unit = try Self.keys("dist/systemd/beacond.service")
+        #expect(activation["SystemdService"].map { $0 == "beacond.service" || $0 == unit["Alias"] } == true)
+    }
+}
