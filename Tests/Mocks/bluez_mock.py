@@ -74,7 +74,8 @@ already discovering; Discovering true is signalled after the reply.
 StopDiscovery: NotReady when unpowered, Failed "No discovery started" for a
 client without a session; when the last session ends, the adapter's devices are
 removed (temporary, non-connectable) and Discovering false is signalled.  A
-client leaving the bus ends its session.  RemoveDevice(o), GetDiscoveryFilters.
+client leaving the bus ends its session (and, if it was the last, the same
+happens).  RemoveDevice(o), GetDiscoveryFilters.
 Properties.Set: Powered (same as ``power``), Alias, Discoverable,
 DiscoverableTimeout, Pairable, PairableTimeout; read-only and unknown
 properties and wrong signatures fail with the org.freedesktop.DBus errors
@@ -107,7 +108,13 @@ UpdateProperties fails on dict values; its StartDiscovery raises KeyError
 first, then exposes a non-BlueZ Adapter1.DiscoveryFilter property and sets
 Discoverable; it never checks Powered, never validates filters and never
 returns InProgress/Failed.  None of that applies to adapters and devices made
-by this script, which builds them itself (AddObject + its own signals).
+by this script, which builds them itself (AddObject + its own signals).  The
+stock org.bluez.Mock / org.freedesktop.DBus.Mock API stays available on the
+bus; do not call Mock.Reset on / (it drops this script's control methods) -
+restart ``serve`` instead.  The control API this CLI uses is
+org.beacond.BluezMock on / (AddAdapter sb, RemoveAdapter s, SetPowered sb,
+AddDevice sssna{qv}s, Advertise ssna{qv}b, RemoveDevice ss, GetCalls s,
+ClearCalls s, GetManufacturerData ss, Version).
 """
 
 import argparse
@@ -326,7 +333,10 @@ class BluezMock:
         """Run deferred work, then one PropertiesChanged per object and interface."""
         while self.actions:
             action = self.actions.pop(0)
-            action()
+            try:
+                action()
+            except Exception as e:  # pylint: disable=broad-except
+                sys.stderr.write(f'bluez_mock serve: deferred action failed: {e!r}\n')
         pending, self.pending = self.pending, {}
         for (path, iface), names in pending.items():
             obj = self.objects.get(path)
@@ -544,7 +554,7 @@ class BluezMock:
 
     def unwatch(self, client):
         if client.watch is not None:
-            client.watch.remove()
+            client.watch.cancel()
             client.watch = None
 
     def watch(self, adapter, sender, client):
