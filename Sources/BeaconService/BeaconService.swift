@@ -134,13 +134,17 @@ public final class BeaconService: Service, Sendable {
         defer { bus?.connection.close() }
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
 
+        /// Availability changes not yet signalled: sent once the snapshot with
+        /// the new `Available` is published, so a caller reacting to the
+        /// signal reads the new value.
+        var announcements: [(Bool, String)] = []
         /// Says when scanning stops and resumes: the log, the `Available`
         /// property and the AvailabilityChanged signal.
         func announce(_ now: Bool, _ reason: String) {
             if now { logger.notice("scanning: \(reason)") } else { logger.warning("not scanning: \(reason)") }
             available = now
             availability = reason
-            bus?.availabilityChanged(now, reason: reason)
+            announcements.append((now, reason))
         }
 
         for await input in inputs {
@@ -182,9 +186,11 @@ public final class BeaconService: Service, Sendable {
             for event in events {
                 if let line = EventLog.line(event) { logger.info("\(line)") }
             }
-            if let bus, !events.isEmpty || input.isTickOrRequest {
+            if let bus, !events.isEmpty || !announcements.isEmpty || input.isTickOrRequest {
                 bus.publish(snapshot(engine, at: max(WallClock.now(), engine.lastSighting ?? start)), events: events)
             }
+            for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
+            announcements.removeAll()
             events.removeAll(keepingCapacity: true)
             if engine.state != saved {
                 do {

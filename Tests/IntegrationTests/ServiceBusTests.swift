@@ -41,6 +41,8 @@ import Testing
                 process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
                 process.arguments = arguments
             }
+            // The private bus is also the system bus, where the bluez source finds (a mocked) BlueZ.
+            process.environment = bus.environment
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
             try process.run()

@@ -72,7 +72,7 @@ public final class PrivateBus: @unchecked Sendable {
 
 extension FileHandle {
     /// Reads up to a newline, giving up at `deadline`.
-    func availableLine(deadline: DispatchTime) -> String? {
+    public func availableLine(deadline: DispatchTime) -> String? {
         var bytes: [UInt8] = []
         let descriptor = fileDescriptor
         while DispatchTime.now() < deadline {

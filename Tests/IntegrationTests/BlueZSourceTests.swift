@@ -1,0 +1,254 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// The bluez source against a mocked bluetoothd (`Tests/Mocks/bluez_mock.py`,
+/// python-dbusmock's bluez5 template made to behave as BlueZ 5.66) on a
+/// private bus that stands in for the system bus. Every case checks what
+/// beacond then reports over its own API.
+@Suite(.serialized) struct BlueZSourceTests {
+    typealias Service = ServiceBusTests.Service
+
+    /// The mocked bluetoothd: started, stopped and started again like the real one.
+    final class MockBlueZ: @unchecked Sendable {
+        static let script = TestSupport.repository("Tests/Mocks/bluez_mock.py")
+        let bus: PrivateBus
+        private var process: Process?
+
+        init(bus: PrivateBus, adapter: (name: String, powered: Bool)? = ("hci0", true)) throws {
+            self.bus = bus
+            try start()
+            if let adapter { try run(["add-adapter", adapter.name, "--powered", adapter.powered ? "yes" : "no"]) }
+        }
+
+        func start() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = [Self.script, "--bus", bus.address, "serve"]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            self.process = process
+            try run(["wait-ready", "--timeout", "20"])
+        }
+
+        /// bluetoothd stopping (or crashing): org.bluez leaves the bus.
+        func stop() {
+            guard let process else { return }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        deinit { stop() }
+
+        @discardableResult
+        func run(_ arguments: [String]) throws -> TestSupport.Output {
+            let result = try TestSupport.run("/usr/bin/python3", [Self.script, "--bus", bus.address] + arguments)
+            try #require(result.status == 0, "bluez_mock \(arguments.joined(separator: " ")): \(result.stderr)")
+            return result
+        }
+
+        /// One advertising report per beacon, handled as bluetoothd would (dropped unless discovering).
+        func advertise(_ beacons: [(address: String, rssi: Int)]) throws {
+            for beacon in beacons {
+                let result = try TestSupport.run(
+                    TestSupport.tool("busctl")!,
+                    ["--address=\(bus.address)", "--", "call", "org.bluez", "/", "org.beacond.BluezMock", "Advertise", "ssna{qv}b",
+                     "hci0", beacon.address, "\(beacon.rssi)", "0", "false"])
+                try #require(result.status == 0, "\(result.stderr)")
+            }
+        }
+
+        /// The adapter's recorded method calls: (method, arguments, D-Bus error).
+        func calls(_ adapter: String = "hci0") throws -> [(method: String, arguments: [Any], error: String?)] {
+            try run(["calls", adapter]).stdout.split(separator: "\n").map { line in
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                return (object["method"] as? String ?? "", object["args"] as? [Any] ?? [], object["error"] as? String)
+            }
+        }
+    }
+
+    /// beacond's AvailabilityChanged signals as a client sees them, one line each.
+    final class AvailabilityMonitor: @unchecked Sendable {
+        private let process = Process()
+        private let output = Pipe()
+        private(set) var lines: [String] = []
+
+        init(bus: PrivateBus) throws {
+            let script = """
+                import dbus, sys
+                from dbus.mainloop.glib import DBusGMainLoop
+                from gi.repository import GLib
+                DBusGMainLoop(set_as_default=True)
+                bus = dbus.bus.BusConnection(sys.argv[1])
+                def changed(available, reason):
+                    print(("available: " if available else "unavailable: ") + reason, flush=True)
+                bus.add_signal_receiver(changed, signal_name="AvailabilityChanged", dbus_interface="org.beacond.Manager1")
+                print("ready", flush=True)
+                GLib.MainLoop().run()
+                """
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", script, bus.address]
+            process.standardOutput = output
+            try process.run()
+            // The match rule is in place once the script says so (add_signal_receiver waits for the bus).
+            try #require(output.fileHandleForReading.availableLine(deadline: .now() + 20) == "ready")
+        }
+
+        deinit {
+            // Children of the test runner do not always act on SIGTERM (see PrivateBus).
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        /// Waits (up to 20 s) for a signal whose line starts with `prefix`; returns it.
+        @discardableResult
+        func wait(for prefix: String) throws -> String {
+            let deadline = DispatchTime.now() + 20
+            while DispatchTime.now() < deadline {
+                guard let line = output.fileHandleForReading.availableLine(deadline: deadline) else { break }
+                lines.append(line)
+                if line.hasPrefix(prefix) { return line }
+            }
+            throw TestSupport.Failure("no AvailabilityChanged '\(prefix)…' within 20 s; saw \(lines)")
+        }
+    }
+
+    static let counter1 = (address: "C1:00:00:00:01:01", minor: 1)
+    static let counter2 = (address: "C1:00:00:00:01:02", minor: 2)
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    static let discovering = "available: discovering through BlueZ on hci0 (Transport le, DuplicateData true)"
+
+    static func addCounters(_ mock: MockBlueZ) throws {
+        for counter in [counter1, counter2] {
+            try mock.run(["add-beacon", "hci0", counter.address, uuid, "1", "\(counter.minor)", "-59", "-70"])
+        }
+    }
+
+    /// Keeps both counters advertising (10 reports a second each) until the
+    /// nearest venue is `venue`; fails after 20 s.
+    static func advertise(_ mock: MockBlueZ, _ service: Service, counter1 rssi1: Int, counter2 rssi2: Int, until venue: String) throws {
+        let deadline = Date().addingTimeInterval(20)
+        var rounds = 0
+        while Date() < deadline {
+            try mock.advertise([(counter1.address, rssi1), (counter2.address, rssi2)])
+            rounds += 1
+            if rounds % 5 == 0, try nearest(service) == venue { return }
+        }
+        throw TestSupport.Failure("nearest venue never became \(venue): \(service.logText)")
+    }
+
+    static func nearest(_ service: Service) throws -> String? {
+        let result = try service.call("GetNearestVenue")
+        guard result.status == 0 else { return nil }
+        return result.stdout.components(separatedBy: "\"id\" s \"").dropFirst().first?.components(separatedBy: "\"").first
+    }
+
+    static func available(_ service: Service) throws -> String {
+        try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Available"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let monitor = try AvailabilityMonitor(bus: bus)
+        let service = try Service(bus: bus, source: "bluez")
+        try monitor.wait(for: Self.discovering)
+        #expect(try Self.available(service) == "b true")
+
+        // DuplicateData set to true, explicitly, with Transport le, before discovery starts.
+        let calls = try mock.calls()
+        #expect(calls.map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        let filter = try #require(calls.first?.arguments.first as? [String: Any])
+        #expect(filter["Transport"] as? String == "le")
+        #expect(filter["DuplicateData"] as? Bool == true)
+        #expect(calls.allSatisfy { $0.error == nil })
+
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+        #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
+        let ranged = try service.python(
+            """
+            beacons = manager.GetRangedBeacons({})
+            print(sorted(int(b["Minor"]) for b in beacons), sorted(str(b["Address"]) for b in beacons))
+            """)
+        #expect(ranged.stdout.hasPrefix("[1, 2] ['C1:00:00:00:01:01', 'C1:00:00:00:01:02']"), "\(ranged.stdout)\(ranged.stderr)")
+
+        // The RSSI changes through PropertiesChanged: counter 2 is now the nearer one.
+        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+    }
+
+    @Test func adapterRemovedAndAddedAgainIsFollowed() throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let monitor = try AvailabilityMonitor(bus: bus)
+        let service = try Service(bus: bus, source: "bluez")
+        try monitor.wait(for: Self.discovering)
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+
+        try mock.run(["remove-adapter", "hci0"])
+        try monitor.wait(for: "unavailable: hci0 was removed; waiting for it to come back")
+        #expect(try Self.available(service) == "b false")
+
+        try mock.run(["add-adapter", "hci0"])
+        try monitor.wait(for: Self.discovering)
+        #expect(try Self.available(service) == "b true")
+        #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+    }
+
+    @Test func poweredOffAtStartThenOnOffAndOnAgain() throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus, adapter: ("hci0", false))
+        let monitor = try AvailabilityMonitor(bus: bus)
+        let service = try Service(bus: bus, source: "bluez")
+        let off = try monitor.wait(for: "unavailable: hci0 is powered off")
+        #expect(off.contains("bluetoothctl power on"))
+        #expect(try Self.available(service) == "b false")
+        #expect(try mock.calls().isEmpty)
+
+        try mock.run(["power", "hci0", "on"])
+        try monitor.wait(for: Self.discovering)
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+
+        // Powering off ends discovery and forgets the filter (BlueZ); beacond sets it again.
+        try mock.run(["power", "hci0", "off"])
+        try monitor.wait(for: "unavailable: hci0 was powered off")
+        #expect(try Self.available(service) == "b false")
+        // The radio is down, not the café: the region holds.
+        #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
+        try mock.run(["power", "hci0", "on"])
+        try monitor.wait(for: Self.discovering)
+        let calls = try mock.calls()
+        #expect(calls.filter { $0.method == "SetDiscoveryFilter" }.count == 2)
+        #expect(calls.filter { $0.method == "StartDiscovery" }.count == 2)
+        #expect(calls.allSatisfy { $0.error == nil }, "\(calls)")
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+    }
+
+    @Test func bluetoothdRestartedIsFollowed() throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let monitor = try AvailabilityMonitor(bus: bus)
+        let service = try Service(bus: bus, source: "bluez")
+        try monitor.wait(for: Self.discovering)
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+
+        mock.stop()
+        try monitor.wait(for: "unavailable: bluetoothd left the system bus")
+        #expect(try Self.available(service) == "b false")
+
+        try mock.start()
+        try mock.run(["add-adapter", "hci0"])
+        try monitor.wait(for: Self.discovering)
+        #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        try Self.addCounters(mock)
+        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+    }
+}
