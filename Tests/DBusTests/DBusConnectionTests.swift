@@ -12,6 +12,8 @@ import Testing
     /// An object with a method, a deferred method, a read-only and a writable property and a signal.
     final class Name: Sendable {
         let value = Mutex("counter")
+        /// Calls to `Hold`, answered only when `Release` is called.
+        let held = Mutex<[DBusMethodCall]>([])
         func get() -> String { value.withLock { $0 } }
         func set(_ text: String) { value.withLock { $0 = text } }
     }
@@ -23,11 +25,14 @@ import Testing
                 .init("Echo", inputs: [.init("text", "s")], outputs: [.init("text", "s")]) { call in
                     call.reply([.string("echo: " + (call.arguments[0].string ?? ""))])
                 },
-                .init("Later", inputs: [.init("delay_ms", "u")], outputs: [.init("done", "b")]) { call in
-                    let delay = call.arguments[0].integer ?? 0
-                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay))) {
-                        call.reply([.boolean(true)])
+                .init("Hold", outputs: [.init("done", "b")]) { call in
+                    name.held.withLock { $0.append(call) }
+                },
+                .init("Release") { call in
+                    for held in name.held.withLock({ calls in defer { calls.removeAll() }; return calls }) {
+                        held.reply([.boolean(true)])
                     }
+                    call.reply()
                 },
                 .init("Options", inputs: [.init("options", "a{sv}")], outputs: [.init("keys", "as")]) { call in
                     let keys = call.arguments[0].stringKeyedEntries?.keys.sorted() ?? []
@@ -120,16 +125,20 @@ import Testing
         let fixture = try await Fixture()
         let client = try DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
-        async let slow = client.call(
-            destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
-            member: "Later", arguments: [.uint32(300)])
-        let started = ContinuousClock.now
-        let fast = try await client.call(
-            destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
-            member: "Echo", arguments: [.string("quick")])
-        #expect(fast == [.string("echo: quick")])
-        #expect(ContinuousClock.now - started < .milliseconds(300))
-        #expect(try await slow == [.boolean(true)])
+        func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+            try await client.call(
+                destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
+                member: member, arguments: arguments, timeout: .seconds(20))
+        }
+        // A call the server holds unanswered...
+        async let held = call("Hold")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while fixture.name.held.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // ...does not stop it answering others, which would otherwise time out.
+        #expect(try await call("Echo", [.string("quick")]) == [.string("echo: quick")])
+        #expect(fixture.name.held.withLock { $0.count } == 1)
+        _ = try await call("Release")
+        #expect(try await held == [.boolean(true)])
     }
 
     @Test func secondOwnerOfTheNameIsRefused() async throws {

@@ -84,6 +84,23 @@ import Testing
         }
     }
 
+    /// Starts dbus-monitor and waits until it is a monitor: it then prints
+    /// NameLost for its own unique name, so nothing sent later is missed.
+    static func startMonitor(_ monitor: Process, log: URL) throws {
+        try monitor.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("member=NameLost") {
+            usleep(10_000)
+        }
+        try #require(((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("member=NameLost"), "dbus-monitor did not start")
+    }
+
+    /// Children of the test runner do not always act on SIGTERM (see PrivateBus).
+    static func stopMonitor(_ monitor: Process) {
+        kill(monitor.processIdentifier, SIGKILL)
+        monitor.waitUntilExit()
+    }
+
     @Test func aPythonClientGetsTheNearestVenue() throws {
         let service = try Service()
         let result = try service.python(
@@ -177,10 +194,9 @@ import Testing
             "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
         ]
         monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
-        try monitor.run()
+        try Self.startMonitor(monitor, log: monitorLog)
         let monitorStart = Date()
-        defer { monitor.terminate() }
-        usleep(300_000)  // dbus-monitor has no readiness signal; this only orders the start, the waits below are on events
+        defer { Self.stopMonitor(monitor) }
         let service = try Service(bus: bus)
         let deadline = Date().addingTimeInterval(20)
         func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
@@ -372,9 +388,8 @@ import Testing
         monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
         monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'"]
         monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
-        try monitor.run()
-        defer { monitor.terminate() }
-        usleep(300_000)  // only orders dbus-monitor's start before beacond's; the waits below are on events
+        try Self.startMonitor(monitor, log: monitorLog)
+        defer { Self.stopMonitor(monitor) }
         let service = try Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@4")
