@@ -16,7 +16,7 @@ public struct BandScore: Sendable, Equatable {
         _ identity: BeaconIdentity, band: Proximity, distance: Double?, trueDistance: Double, bands: ProximityBands
     ) {
         samples += 1
-        if band == bands.band(for: trueDistance, previous: .unknown) { correctBands += 1 }
+        if band == bands.band(for: trueDistance) { correctBands += 1 }
         if let distance { errors.append(abs(distance - trueDistance)) }
         if let previous = lastBand[identity], previous != band { switches += 1 }
         lastBand[identity] = band

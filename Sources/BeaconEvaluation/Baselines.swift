@@ -55,7 +55,7 @@ public struct BaselineRanger: Sendable {
     }
 
     public func proximity(_ identity: BeaconIdentity, now: Timestamp) -> Proximity {
-        distance(identity, now: now).map { bands.band(for: $0, previous: .unknown) } ?? .unknown
+        distance(identity, now: now).map { bands.band(for: $0) } ?? .unknown
     }
 
     /// The venue of the closest fresh beacon.

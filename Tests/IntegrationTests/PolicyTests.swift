@@ -52,7 +52,10 @@ struct PolicyTests {
 
     @Test func membersOfGroupBeacondAndRootGetAnswersOthersAreDenied() throws {
         let service = try Self.service()
-        #expect(service.logText.contains("on the"), "beacond should run as user beacond: \(service.logText)")
+        // The bus says who owns the name: user beacond.
+        let owner = try service.busctl(
+            ["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser", "s", "org.beacond"])
+        #expect(owner.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "u \(getpwnam("beacond")!.pointee.pw_uid)")
         for user in ["beacond-tester", nil] {
             let version = try Self.busctl(service, as: user, Self.getVersion)
             #expect(version.status == 0, "\(user ?? "root"): \(version.stderr)")

@@ -8,46 +8,21 @@ public enum Proximity: String, Sendable, Hashable, CaseIterable, Comparable {
     }
 }
 
-/// Proximity bands with hysteresis: a distance must pass a band edge by a
-/// factor before the band changes, so a beacon sitting on an edge does not
-/// flicker between two answers.
+/// The proximity band edges: `immediate` below the first, `near` below the
+/// second, `far` beyond. The ranger decides a beacon's band with
+/// `ProximityClassifier`; the edges alone band a known distance (ground truth,
+/// the baselines).
 public struct ProximityBands: Hashable, Sendable {
     public var immediate: Double
     public var near: Double
-    /// Leaving a band needs `distance ≥ edge·factor`, entering one `distance < edge/factor`.
-    public var hysteresisFactor: Double
 
-    public init(immediate: Double, near: Double, hysteresisFactor: Double = 1) {
+    public init(immediate: Double, near: Double) {
         self.immediate = immediate
         self.near = near
-        self.hysteresisFactor = hysteresisFactor
     }
 
-    /// One whole dB of RSSI past the edge (the receiver's resolution) as a
-    /// distance factor: 10^(1/(10n)), ±12% at n = 2.
-    public static func oneDecibel(pathLossExponent n: Double) -> Double {
-        pow10(1 / (10 * n))
-    }
-
-    /// The band for `distance` given the band reported before.
-    public func band(for distance: Double, previous: Proximity) -> Proximity {
-        let plain: Proximity = distance < immediate ? .immediate : distance < near ? .near : .far
-        guard previous != .unknown, previous != plain else { return plain }
-        let f = hysteresisFactor
-        switch (previous, plain) {
-        case (.immediate, .near), (.immediate, .far):
-            // Step out edge by edge, each only when passed by the factor.
-            guard distance >= immediate * f else { return .immediate }
-            return distance >= near * f ? .far : .near
-        case (.near, .far):
-            return distance >= near * f ? .far : .near
-        case (.near, .immediate):
-            return distance < immediate / f ? .immediate : .near
-        case (.far, .near), (.far, .immediate):
-            guard distance < near / f else { return .far }
-            return distance < immediate / f ? .immediate : .near
-        default:
-            return plain
-        }
+    /// The band a distance lies in.
+    public func band(for distance: Double) -> Proximity {
+        distance < immediate ? .immediate : distance < near ? .near : .far
     }
 }

@@ -5,15 +5,15 @@
 /// it has not been heard for `staleAfter` (at least three of its own intervals).
 public struct Ranger: Hashable, Sendable {
     public var model: PathLossModel
-    public var bands: ProximityBands
+    public var classifier: ProximityClassifier
     public var minimumSamples = 2
     public var staleAfter: Duration = .seconds(5)
 
     public init(settings: RangingSettings) {
         model = PathLossModel(exponent: settings.pathLossExponent)
-        bands = ProximityBands(
-            immediate: settings.immediateDistance, near: settings.nearDistance,
-            hysteresisFactor: ProximityBands.oneDecibel(pathLossExponent: settings.pathLossExponent))
+        classifier = ProximityClassifier(
+            bands: ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance),
+            pathLossExponent: settings.pathLossExponent)
     }
 
     /// Updates the track's band after a sighting or as time passes, and
@@ -27,7 +27,7 @@ public struct Ranger: Hashable, Sendable {
             let power = Double(track.measuredPower)
             distance = model.distance(rssi: filter.estimate, measuredPower: power)
             accuracy = model.distanceSigma(distance: distance, rssiSigma: filter.sigma)
-            track.proximity = bands.band(for: distance, previous: track.proximity)
+            track.proximity = classifier.band(distance: distance, rssiVariance: filter.variance, previous: track.proximity)
         } else {
             track.proximity = .unknown
         }
