@@ -175,11 +175,8 @@ struct NodeReader {
             return nil
         }
         guard let text = string(node, field) else { return nil }
-        let allowed = text.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
-        }
-        guard allowed, (1...64).contains(text.count) else {
-            report(node, field, "expected 1 to 64 letters, digits, '-' or '_', got '\(text)'")
+        guard Identifier.isValid(text) else {
+            report(node, field, "expected \(Identifier.rule), got '\(text)'")
             return nil
         }
         return text

@@ -422,11 +422,8 @@ final class BusService: Sendable {
     private func startMonitoring(_ call: DBusMethodCall) {
         do throws(DBusError) {
             let id = call.arguments[0].string ?? ""
-            let valid = id.unicodeScalars.allSatisfy {
-                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
-            }
-            guard valid, (1...64).contains(id.count) else {
-                throw BeacondError.invalidArguments("region id must be 1 to 64 letters, digits, '-' or '_'")
+            guard Identifier.isValid(id) else {
+                throw BeacondError.invalidArguments("region id must be \(Identifier.rule)")
             }
             guard let constraint = try BusValues.constraint(call.arguments[1], allowEmpty: false) else { return }
             guard let options = call.arguments[2].stringKeyedEntries else { throw BeacondError.invalidArguments("options must be a{sv}") }
