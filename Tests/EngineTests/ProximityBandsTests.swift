@@ -19,8 +19,8 @@ import Testing
     @Test(arguments: [0.05, 0.4, 0.7, 1.5, 2.7, 3.3, 8.0], [0.0, 4.0, 100.0])
     func probabilitiesAreADistribution(distance: Double, variance: Double) {
         let p = Self.classifier.probabilities(distance: distance, rssiVariance: variance)
-        #expect(p.values.allSatisfy { (0...1).contains($0) })
-        #expect(abs(p.values.reduce(0, +) - 1) < 1e-9)
+        #expect([p.immediate, p.near, p.far].allSatisfy { (0...1).contains($0) })
+        #expect(abs(p.immediate + p.near + p.far - 1) < 1e-9)
     }
 
     /// Well inside a band, every way of deciding agrees.
@@ -37,15 +37,15 @@ import Testing
         #expect(Self.classifier.band(distance: 2.8, rssiVariance: 0, previous: .unknown) == .far)
         #expect(Self.classifier.band(distance: 2.5, rssiVariance: 0, previous: .unknown) == .near)
         let p = Self.classifier.probabilities(distance: 2.8, rssiVariance: 0)
-        #expect(abs(p[.far]! - 0.564) < 0.005)
+        #expect(abs(p.far - 0.564) < 0.005)
     }
 
     /// An unsettled filter spreads the estimate: more of it lies in the far band.
     @Test func uncertaintyMovesMassAcrossTheEdge() {
         let settled = Self.classifier.probabilities(distance: 2.0, rssiVariance: 0)
         let unsettled = Self.classifier.probabilities(distance: 2.0, rssiVariance: 36)
-        #expect(unsettled[.far]! > settled[.far]!)
-        #expect(unsettled[.near]! < settled[.near]!)
+        #expect(unsettled.far > settled.far)
+        #expect(unsettled.near < settled.near)
     }
 
     /// At 2.75 m "far" leads "near" by about 0.07 (by hand), less than the margin.

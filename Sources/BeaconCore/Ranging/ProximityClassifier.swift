@@ -31,9 +31,31 @@ public struct ProximityClassifier: Hashable, Sendable {
         self.pathLossExponent = pathLossExponent
     }
 
-    /// Posterior probabilities of the three bands for an estimated distance
-    /// whose RSSI estimate has variance `rssiVariance` (dB²).
-    public func probabilities(distance: Double, rssiVariance: Double) -> [Proximity: Double] {
+    /// Posterior probabilities of the three bands (a value, so ranging allocates nothing).
+    public struct Probabilities: Hashable, Sendable {
+        public var immediate: Double
+        public var near: Double
+        public var far: Double
+
+        public subscript(band: Proximity) -> Double {
+            switch band {
+            case .immediate: immediate
+            case .near: near
+            case .far: far
+            case .unknown: 0
+            }
+        }
+
+        /// The most probable band.
+        public var best: Proximity {
+            if immediate >= near, immediate >= far { return .immediate }
+            return near >= far ? .near : .far
+        }
+    }
+
+    /// The bands' posterior probabilities for an estimated distance whose RSSI
+    /// estimate has variance `rssiVariance` (dB²).
+    public func probabilities(distance: Double, rssiVariance: Double) -> Probabilities {
         let scale = 2.302585092994046 / (10 * pathLossExponent)
         let variance = (max(0, rssiVariance) + positionSigma * positionSigma) * scale * scale
         let sigma = variance.squareRoot()
@@ -41,14 +63,14 @@ public struct ProximityClassifier: Hashable, Sendable {
         func below(_ edge: Double) -> Double { 0.5 * erfc(-(log(edge) - mean) / (sigma * 2.squareRoot())) }
         let immediate = below(bands.immediate)
         let far = 1 - below(bands.near)
-        return [.immediate: immediate, .near: max(0, 1 - immediate - far), .far: far]
+        return Probabilities(immediate: immediate, near: max(0, 1 - immediate - far), far: far)
     }
 
     /// The most probable band, keeping `previous` unless another beats it by the margin.
     public func band(distance: Double, rssiVariance: Double, previous: Proximity) -> Proximity {
         let probability = probabilities(distance: distance, rssiVariance: rssiVariance)
-        let best = [Proximity.immediate, .near, .far].max { probability[$0]! < probability[$1]! }!
-        guard previous != .unknown, best != previous, let kept = probability[previous] else { return best }
-        return probability[best]! - kept < switchMargin ? previous : best
+        let best = probability.best
+        guard previous != .unknown, best != previous else { return best }
+        return probability[best] - probability[previous] < switchMargin ? previous : best
     }
 }
