@@ -214,8 +214,8 @@ public final class BeaconService: Service, Sendable {
     }
 
     /// Requests from D-Bus callers and SIGHUP, answered here, where the engine
-    /// lives. A change that persists is answered only once it is saved: the
-    /// returned replies are sent after the state file is written.
+    /// lives. A change that persists or creates objects is answered only once
+    /// it is saved and published: the returned replies are sent after both.
     private func handle(
         _ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]
     ) -> [() -> Void] {
@@ -225,7 +225,8 @@ public final class BeaconService: Service, Sendable {
             do {
                 try engine.startMonitoring(region, now: now)
                 logger.info("region \(region.id) added by \(region.owner ?? "?"): \(region.constraint)")
-                call.reply([.objectPath(BusPaths.region(region.id))])
+                // Answered once the snapshot that exports the region's object is published.
+                return [{ call.reply([.objectPath(BusPaths.region(region.id))]) }]
             } catch {
                 call.fail(BeacondError.regionExists("\(error); choose another id"))
             }
