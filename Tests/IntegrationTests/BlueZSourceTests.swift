@@ -33,10 +33,8 @@ import Testing
 
         /// bluetoothd stopping (or crashing): org.bluez leaves the bus.
         func stop() {
-            guard let process else { return }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            self.process = nil
+            process?.killAndWait()
+            process = nil
         }
 
         deinit { stop() }
@@ -95,11 +93,7 @@ import Testing
             try #require(output.fileHandleForReading.availableLine(deadline: .now() + 20) == "ready")
         }
 
-        deinit {
-            // Children of the test runner do not always act on SIGTERM (see PrivateBus).
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        deinit { process.killAndWait() }
 
         /// Waits (up to 20 s) for a signal whose line starts with `prefix`; returns it.
         @discardableResult

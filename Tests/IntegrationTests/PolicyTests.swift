@@ -42,9 +42,13 @@ struct PolicyTests {
     /// busctl against the service's bus as `user` (nil: root, as the test runs).
     static func busctl(_ service: ServiceBusTests.Service, as user: String?, _ arguments: [String]) throws -> TestSupport.Output {
         let busctl = [TestSupport.tool("busctl")!, "--address=\(service.bus.address)"] + arguments
-        guard let user else { return try TestSupport.run(busctl[0], Array(busctl.dropFirst())) }
-        return try TestSupport.run(
-            TestSupport.tool("setpriv")!, ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--init-groups", "--"] + busctl)
+        return try run(busctl, as: user)
+    }
+
+    /// Runs a command (its path first) as `user`, or as root, as the test runs, for nil.
+    static func run(_ command: [String], as user: String?) throws -> TestSupport.Output {
+        let line = try (user.map(TestSupport.asUser) ?? []) + command
+        return try TestSupport.run(line[0], Array(line.dropFirst()))
     }
 
     static let getVersion = ["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Version"]
@@ -89,18 +93,14 @@ struct PolicyTests {
                 print(error.get_dbus_name())
             """
         for user in ["nobody", "beacond-tester", "root"] {
-            let result = try TestSupport.run(
-                TestSupport.tool("setpriv")!,
-                ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--init-groups", "--",
-                 "/usr/bin/python3", "-c", script, service.bus.address])
+            let result = try Self.run(["/usr/bin/python3", "-c", script, service.bus.address], as: user)
             #expect(result.stdout == "org.freedesktop.DBus.Error.AccessDenied\n", "\(user): \(result.stdout) \(result.stderr)")
         }
         // A second beacond, as beacond, is told the name is taken and leaves the first alone.
-        let second = try TestSupport.run(
-            TestSupport.tool("setpriv")!,
-            ["--reuid=beacond", "--regid=beacond", "--init-groups", "--", TestSupport.product("beacond"),
-             "--bus", service.bus.address, "--source", "simulate", "--state-dir", service.state.path,
-             "--config", service.configuration])
+        let second = try Self.run(
+            [TestSupport.product("beacond"), "--bus", service.bus.address, "--source", "simulate",
+             "--state-dir", service.state.path, "--config", service.configuration],
+            as: "beacond")
         #expect(second.status != 0)
         #expect(second.stderr.contains("org.beacond"), "\(second.stderr)")
         let stillAnswering = try Self.busctl(service, as: "beacond-tester", Self.getVersion)

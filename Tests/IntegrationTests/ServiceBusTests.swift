@@ -35,8 +35,9 @@ import Testing
             let arguments = ["--bus", bus.address, "--source", source, "--state-dir", state.path, "--config", configuration]
             if let user {
                 try FileManager.default.setAttributes([.ownerAccountName: user], ofItemAtPath: state.path)
-                process.executableURL = URL(fileURLWithPath: TestSupport.tool("setpriv") ?? "/usr/bin/setpriv")
-                process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--init-groups", "--", TestSupport.product("beacond")] + arguments
+                let setpriv = try TestSupport.asUser(user)
+                process.executableURL = URL(fileURLWithPath: setpriv[0])
+                process.arguments = Array(setpriv.dropFirst()) + [TestSupport.product("beacond")] + arguments
             } else {
                 process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
                 process.arguments = arguments
@@ -93,12 +94,6 @@ import Testing
             usleep(10_000)
         }
         try #require(((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("member=NameLost"), "dbus-monitor did not start")
-    }
-
-    /// Children of the test runner do not always act on SIGTERM (see PrivateBus).
-    static func stopMonitor(_ monitor: Process) {
-        kill(monitor.processIdentifier, SIGKILL)
-        monitor.waitUntilExit()
     }
 
     @Test func aPythonClientGetsTheNearestVenue() throws {
@@ -196,7 +191,7 @@ import Testing
         monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
         try Self.startMonitor(monitor, log: monitorLog)
         let monitorStart = Date()
-        defer { Self.stopMonitor(monitor) }
+        defer { monitor.killAndWait() }
         let service = try Service(bus: bus)
         let deadline = Date().addingTimeInterval(20)
         func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
@@ -389,7 +384,7 @@ import Testing
         monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'"]
         monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
         try Self.startMonitor(monitor, log: monitorLog)
-        defer { Self.stopMonitor(monitor) }
+        defer { monitor.killAndWait() }
         let service = try Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@4")

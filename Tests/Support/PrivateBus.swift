@@ -48,16 +48,14 @@ public final class PrivateBus: @unchecked Sendable {
         // The daemon prints its address once it listens: a real event to wait for.
         let line = output.fileHandleForReading.availableLine(deadline: .now() + 10)
         guard let line, !line.isEmpty else {
-            process.terminate()
+            process.killAndWait()
             throw TestSupport.Failure("dbus-daemon did not start within 10 s")
         }
         address = line
     }
 
     deinit {
-        // dbus-daemon started this way does not always act on SIGTERM; a test bus has nothing to save.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.killAndWait()
         try? FileManager.default.removeItem(at: directory)
     }
 

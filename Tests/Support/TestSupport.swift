@@ -69,7 +69,23 @@ public enum TestSupport {
     }
 
     /// The first of `candidates` that exists, for tools Debian keeps in /usr/bin or /usr/sbin.
+    /// `setpriv` arguments that run what follows as `user`, with that
+    /// account's own group and supplementary groups (as systemd's `User=` does).
+    public static func asUser(_ user: String) throws -> [String] {
+        guard let account = getpwnam(user) else { throw Failure("no account \(user); sudo dist/accounts.sh beacond-tester") }
+        return [tool("setpriv") ?? "/usr/bin/setpriv", "--reuid=\(account.pointee.pw_uid)", "--regid=\(account.pointee.pw_gid)", "--init-groups", "--"]
+    }
+
     public static func tool(_ name: String) -> String? {
         ["/usr/bin/\(name)", "/usr/sbin/\(name)", "/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+extension Process {
+    /// Stops a child of the test runner for good. Its children do not always
+    /// act on SIGTERM (dbus-daemon, python), and a test's helper has nothing to save.
+    public func killAndWait() {
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
     }
 }
