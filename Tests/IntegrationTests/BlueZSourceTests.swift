@@ -143,6 +143,26 @@ import Testing
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// beacond on the bluez source with bluetoothd up and hci0 powered,
+    /// discovering, with counter 1 heard as the nearest venue.
+    static func rangingCounterOne() throws -> (MockBlueZ, AvailabilityMonitor, Service) {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let monitor = try AvailabilityMonitor(bus: bus)
+        let service = try Service(bus: bus, source: "bluez")
+        try monitor.wait(for: discovering)
+        try addCounters(mock)
+        try advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+        return (mock, monitor, service)
+    }
+
+    /// After a disruption: the counters (re)appear and counter 2, now the
+    /// stronger, becomes the nearest venue, proving beacond hears them again.
+    static func counterTwoHeardNearest(_ mock: MockBlueZ, _ service: Service) throws {
+        try addCounters(mock)
+        try advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+    }
+
     @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
@@ -174,13 +194,7 @@ import Testing
     }
 
     @Test func adapterRemovedAndAddedAgainIsFollowed() throws {
-        let bus = try PrivateBus()
-        let mock = try MockBlueZ(bus: bus)
-        let monitor = try AvailabilityMonitor(bus: bus)
-        let service = try Service(bus: bus, source: "bluez")
-        try monitor.wait(for: Self.discovering)
-        try Self.addCounters(mock)
-        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+        let (mock, monitor, service) = try Self.rangingCounterOne()
 
         try mock.run(["remove-adapter", "hci0"])
         try monitor.wait(for: "unavailable: hci0 was removed; waiting for it to come back")
@@ -190,8 +204,7 @@ import Testing
         try monitor.wait(for: Self.discovering)
         #expect(try Self.available(service) == "b true")
         #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
-        try Self.addCounters(mock)
-        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+        try Self.counterTwoHeardNearest(mock, service)
     }
 
     @Test func poweredOffAtStartThenOnOffAndOnAgain() throws {
@@ -221,18 +234,11 @@ import Testing
         #expect(calls.filter { $0.method == "SetDiscoveryFilter" }.count == 2)
         #expect(calls.filter { $0.method == "StartDiscovery" }.count == 2)
         #expect(calls.allSatisfy { $0.error == nil }, "\(calls)")
-        try Self.addCounters(mock)
-        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+        try Self.counterTwoHeardNearest(mock, service)
     }
 
     @Test func bluetoothdRestartedIsFollowed() throws {
-        let bus = try PrivateBus()
-        let mock = try MockBlueZ(bus: bus)
-        let monitor = try AvailabilityMonitor(bus: bus)
-        let service = try Service(bus: bus, source: "bluez")
-        try monitor.wait(for: Self.discovering)
-        try Self.addCounters(mock)
-        try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+        let (mock, monitor, service) = try Self.rangingCounterOne()
 
         mock.stop()
         try monitor.wait(for: "unavailable: bluetoothd left the system bus")
@@ -242,7 +248,6 @@ import Testing
         try mock.run(["add-adapter", "hci0"])
         try monitor.wait(for: Self.discovering)
         #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
-        try Self.addCounters(mock)
-        try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
+        try Self.counterTwoHeardNearest(mock, service)
     }
 }
