@@ -158,7 +158,7 @@ public final class BeaconService: Service, Sendable {
                 if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                 tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events)
             case .source(.availability(let now, let reason)):
-                let time = max(WallClock.now(), engine.lastSighting ?? start)
+                let time = engine.serviceNow
                 engine.radio(available: now, now: time)
                 if now { resumedAt = time }
                 silentSince = nil
@@ -167,7 +167,7 @@ public final class BeaconService: Service, Sendable {
                 logger.notice("source \(source) ended: \(reason)")
                 announce(false, "source ended: \(reason)")
             case .tick:
-                let now = max(WallClock.now(), engine.lastSighting ?? start)
+                let now = engine.serviceNow
                 engine.tick(now: now, into: &events)
                 lastTick = now
                 // A silent source is flagged but the engine goes on: beacons that
@@ -187,7 +187,7 @@ public final class BeaconService: Service, Sendable {
                 if let line = EventLog.line(event) { logger.info("\(line)") }
             }
             if let bus, !events.isEmpty || !announcements.isEmpty || input.isTickOrRequest {
-                bus.publish(snapshot(engine, at: max(WallClock.now(), engine.lastSighting ?? start)), events: events)
+                bus.publish(snapshot(engine, at: engine.serviceNow), events: events)
             }
             for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
             announcements.removeAll()
@@ -219,7 +219,7 @@ public final class BeaconService: Service, Sendable {
     private func handle(
         _ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]
     ) -> [() -> Void] {
-        let now = max(WallClock.now(), engine.lastSighting ?? WallClock.now())
+        let now = engine.serviceNow
         switch request {
         case .startMonitoring(let region, let call):
             do {
@@ -287,5 +287,14 @@ extension BeaconService.Input {
         case .tick, .request: true
         default: false
         }
+    }
+}
+
+extension BeaconEngine {
+    /// The service's now: the wall clock, but never before the last sighting
+    /// (a replay at `@max` runs ahead of the wall clock).
+    fileprivate var serviceNow: Timestamp {
+        let wall = WallClock.now()
+        return max(wall, lastSighting ?? wall)
     }
 }

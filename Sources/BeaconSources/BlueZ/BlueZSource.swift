@@ -80,6 +80,8 @@ struct BlueZSession {
         self.connection = connection
     }
 
+    static let powerOnAdvice = "`bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)"
+
     private var adapterName: String { adapterPath.map { String($0.split(separator: "/").last ?? "") } ?? wanted ?? "the adapter" }
 
     /// Finds bluetoothd and the adapter and starts discovery; returns what is
@@ -162,7 +164,7 @@ struct BlueZSession {
                 if powered {
                     await startDiscovery(deliver)
                 } else {
-                    await report(false, "\(adapterName) was powered off; `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)", deliver)
+                    await report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
                 }
             } else if interface == BlueZ.device, isOurs(signal.path) {
                 await received(signal.path, changed, deliver)
@@ -178,7 +180,7 @@ struct BlueZSession {
         if properties["Powered"]?.bool == true {
             await startDiscovery(deliver)
         } else {
-            await report(false, "\(adapterName) is powered off; `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)", deliver)
+            await report(false, "\(adapterName) is powered off; \(Self.powerOnAdvice)", deliver)
         }
     }
 
