@@ -25,6 +25,7 @@ public final class BeaconService: Service, Sendable {
         /// Where to offer the API; `nil` runs without D-Bus.
         public var bus: DBusConnection.Bus?
         public var version: String
+        public var limits = ServiceLimits()
 
         public init(
             configurationPath: String, source: SourceSpec?, stateDirectory: String, bus: DBusConnection.Bus?,
@@ -38,16 +39,10 @@ public final class BeaconService: Service, Sendable {
         }
     }
 
-    enum Input: Sendable {
-        case source(SourceEvent)
-        case sourceEnded(String)
-        case tick
-        case request(ServiceRequest)
-    }
-
     private let settings: Settings
     private let configuration: Configuration
     private let logger: Logger
+    private var limits: ServiceLimits { settings.limits }
 
     /// - Parameter configuration: already loaded and valid; beacond refuses to start otherwise.
     public init(settings: Settings, configuration: Configuration, logger: Logger) {
@@ -59,7 +54,7 @@ public final class BeaconService: Service, Sendable {
     public var source: SourceSpec { settings.source ?? configuration.source ?? .auto }
 
     public func run() async throws {
-        let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
+        let mailbox = ServiceMailbox(capacity: limits.advertisementQueue)
         let spec = source
         let factory = SourceFactory(configurationPath: settings.configurationPath, rebaseReplays: true)
         let interval = settings.tickInterval
@@ -67,33 +62,37 @@ public final class BeaconService: Service, Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
-                        let outcome = try await factory.run(spec) { continuation.yield(.source($0)) }
+                        let outcome = try await factory.run(spec) { mailbox.post($0) }
                         if case .replay(let summary) = outcome {
-                            continuation.yield(.sourceEnded(Self.describe(summary)))
+                            mailbox.post(.sourceEnded(Self.describe(summary)))
                         }
                     } catch {
-                        continuation.yield(.sourceEnded("\(error)"))
+                        mailbox.post(.sourceEnded("\(error)"))
                     }
                 }
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: interval)
-                        continuation.yield(.tick)
+                        mailbox.post(.tick)
                     }
                 }
                 group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) { continuation.yield(.request(.reload(nil))) }
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { mailbox.post(.request(.reload(nil))) }
                 }
                 // The service lives as long as its engine: a source that ends (a
                 // replay) leaves it answering with what it knows.
                 defer { group.cancelAll() }
-                try await self.ownEngine(inputs, submit: { continuation.yield(.request($0)) })
+                try await withTaskCancellationHandler {
+                    try await self.ownEngine(mailbox)
+                } onCancel: {
+                    mailbox.finish()
+                }
             }
         }
     }
 
     /// The engine's owner: the only code that touches it.
-    private func ownEngine(_ inputs: AsyncStream<Input>, submit: @escaping @Sendable (ServiceRequest) -> Void) async throws {
+    private func ownEngine(_ mailbox: ServiceMailbox) async throws {
         let store = StateStore(directory: settings.stateDirectory)
         let restored: EngineState
         switch store.load() {
@@ -106,25 +105,30 @@ public final class BeaconService: Service, Sendable {
             restored = EngineState()
             logger.warning("\(reason); starting afresh and replacing it")
         }
-        let start = WallClock.now()
+        let start = ServiceClock.now()
         var engine = BeaconEngine(configuration: configuration, restored: restored, now: start)
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
-        var saved = restored
+        var keeper = StateKeeper(store: store, saved: restored)
         var lastTick = start
         var silentSince: Timestamp?
         var available = true
         var availability = "scanning with \(source)"
+        var dropped: UInt64 = 0
+        var droppedReported: (count: UInt64, at: Timestamp) = (0, start)
         /// Silence is counted from the last sighting or from when the radio came back, whichever is later.
         var resumedAt = start
         func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
-            ServiceSnapshot(time: time, engine: engine, available: available, availabilityReason: availability, source: source.description)
+            ServiceSnapshot(
+                time: time, engine: engine, available: available, availabilityReason: availability,
+                source: source.description, droppedAdvertisements: dropped)
         }
         var bus: BusService?
         if let address = settings.bus {
             do {
                 bus = try await BusService.start(
-                    bus: address, snapshot: snapshot(engine, at: start), version: settings.version, submit: submit)
+                    bus: address, snapshot: snapshot(engine, at: start), version: settings.version, limits: limits,
+                    submit: { mailbox.post(.request($0)) })
                 logger.info("on the \(address) bus as \(BusPaths.busName)")
             } catch {
                 logger.critical("cannot offer \(BusPaths.busName) on the \(address) bus: \(error.message)")
@@ -146,28 +150,48 @@ public final class BeaconService: Service, Sendable {
             availability = reason
             announcements.append((now, reason))
         }
+        /// Region transitions and nearest-venue changes not yet signalled.
+        var signals: [EngineEvent] = []
 
-        for await input in inputs {
-            // Answers that must wait until the state they change is on disk.
+        for await _ in mailbox.wakeups {
+            let batch = mailbox.take()
+            // Answers that must wait until the state they change is on disk and published.
             var replies: [() -> Void] = []
-            switch input {
-            case .source(.hciEvent(let packet, let time)):
-                decoder.decode(event: packet, at: time) { engine.ingest($0, into: &events) }
-                tickIfDue(&engine, at: time, last: &lastTick, events: &events)
-            case .source(.advertisement(let advertisement)):
-                if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
-                tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events)
-            case .source(.availability(let now, let reason)):
-                let time = engine.serviceNow
-                engine.radio(available: now, now: time)
-                if now { resumedAt = time }
-                silentSince = nil
-                announce(now, reason)
-            case .sourceEnded(let reason):
-                logger.notice("source \(source) ended: \(reason)")
-                announce(false, "source ended: \(reason)")
-            case .tick:
-                let now = engine.serviceNow
+            var ticked = false
+            var answered = false
+            for control in batch.control {
+                switch control {
+                case .request(let request):
+                    replies += handle(request, engine: &engine, keeper: &keeper, events: &events)
+                    answered = true
+                case .availability(let now, let reason):
+                    let time = engine.serviceNow
+                    engine.radio(available: now, now: time)
+                    if now { resumedAt = time }
+                    silentSince = nil
+                    announce(now, reason)
+                case .sourceEnded(let reason):
+                    logger.notice("source \(source) ended: \(reason)")
+                    announce(false, "source ended: \(reason)")
+                case .tick:
+                    ticked = true
+                }
+            }
+            for event in batch.advertisements {
+                switch event {
+                case .hciEvent(let packet, let time):
+                    decoder.decode(event: packet, at: time) { engine.ingest($0, into: &events) }
+                    ticked = tickIfDue(&engine, at: time, last: &lastTick, events: &events) || ticked
+                case .advertisement(let advertisement):
+                    if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
+                    ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
+                case .availability:
+                    break  // posted as control
+                }
+            }
+            // Time passes after every advertisement queued before it is in.
+            let now = engine.serviceNow
+            if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
                 lastTick = now
                 // A silent source is flagged but the engine goes on: beacons that
@@ -180,80 +204,107 @@ public final class BeaconService: Service, Sendable {
                     silentSince = nil
                     announce(true, "advertisements arrive again from \(source)")
                 }
-            case .request(let request):
-                replies = handle(request, engine: &engine, events: &events)
+            }
+            dropped = batch.dropped
+            if dropped > droppedReported.count, now - droppedReported.at >= .seconds(60) || droppedReported.count == 0 {
+                logger.warning(
+                    "dropped \(dropped - droppedReported.count) advertisement(s) the engine could not keep up with (\(dropped) since start); the nearest venue is judged on the rest")
+                droppedReported = (dropped, now)
             }
             for event in events {
                 if let line = EventLog.line(event) { logger.info("\(line)") }
+                if event.isSignalled { signals.append(event) }
             }
-            if let bus, !events.isEmpty || !announcements.isEmpty || input.isTickOrRequest {
-                bus.publish(snapshot(engine, at: engine.serviceNow), events: events)
+            events.removeAll(keepingCapacity: true)
+            if let bus, ticked || answered || !signals.isEmpty || !announcements.isEmpty {
+                bus.publish(snapshot(engine, at: now), events: signals)
+                signals.removeAll(keepingCapacity: true)
             }
             for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
             announcements.removeAll()
-            events.removeAll(keepingCapacity: true)
-            if engine.state != saved {
-                do {
-                    try store.save(engine.state)
-                    saved = engine.state
-                } catch {
-                    logger.error("cannot save state: \(error)")
-                }
-            }
+            report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
         }
         logger.info(
-            "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped")
+            "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(dropped) dropped unprocessed")
+    }
+
+    /// Logs what saving the state came to: a failure once, and the recovery.
+    private func report(_ outcome: StateKeeper.Outcome) {
+        switch outcome {
+        case .failed(let error, alreadySaid: false):
+            logger.error("cannot save state: \(error); retrying with backoff, and refusing changes callers ask for until it works")
+        case .recovered(let since):
+            logger.notice("state saved again (it could not be saved since \(since))")
+        case .unchanged, .saved, .pending, .failed:
+            break
+        }
     }
 
     /// Lets time pass on the source's clock too, so a replay at `@max` ticks as it was recorded.
-    private func tickIfDue(_ engine: inout BeaconEngine, at time: Timestamp, last: inout Timestamp, events: inout [EngineEvent]) {
-        guard time - last >= settings.tickInterval else { return }
+    private func tickIfDue(_ engine: inout BeaconEngine, at time: Timestamp, last: inout Timestamp, events: inout [EngineEvent]) -> Bool {
+        guard time - last >= settings.tickInterval else { return false }
         engine.tick(now: time, into: &events)
         last = time
+        return true
     }
 
     /// Requests from D-Bus callers and SIGHUP, answered here, where the engine
     /// lives. A change that persists or creates objects is answered only once
     /// it is saved and published: the returned replies are sent after both.
     private func handle(
-        _ request: ServiceRequest, engine: inout BeaconEngine, events: inout [EngineEvent]
+        _ request: ServiceRequest, engine: inout BeaconEngine, keeper: inout StateKeeper, events: inout [EngineEvent]
     ) -> [() -> Void] {
         let now = engine.serviceNow
         switch request {
         case .startMonitoring(let region, let call):
+            // Counted here, where the regions live: a client pipelining calls cannot slip past.
+            let clientRegions = engine.monitor.definitions.filter { $0.owner != nil }
+            guard clientRegions.count(where: { $0.owner == region.owner }) < limits.regionsPerClient else {
+                call.fail(BeacondError.tooManyRegions("a client may monitor at most \(limits.regionsPerClient) regions; stop one first"))
+                return []
+            }
+            guard clientRegions.count < limits.clientRegions else {
+                call.fail(BeacondError.tooManyRegions("clients monitor \(limits.clientRegions) regions already, the most beacond takes; try again later"))
+                return []
+            }
             do {
                 try engine.startMonitoring(region, now: now)
-                logger.info("region \(region.id) added by \(region.owner ?? "?"): \(region.constraint)")
+                logger.info("region \(region.key) added: \(region.constraint)")
                 // Answered once the snapshot that exports the region's object is published.
-                return [{ call.reply([.objectPath(BusPaths.region(region.id))]) }]
+                return [{ call.reply([.objectPath(BusPaths.region(region))]) }]
             } catch {
                 call.fail(BeacondError.regionExists("\(error); choose another id"))
             }
         case .stopMonitoring(let id, let call):
-            guard let region = engine.monitor.definitions.first(where: { $0.id == id }) else {
-                call.fail(BeacondError.unknownRegion("no region '\(BusService.printable(id))' is monitored"))
-                return []
-            }
-            guard let owner = region.owner else {
+            let definitions = engine.monitor.definitions
+            if definitions.contains(where: { $0.owner == call.sender && $0.id == id }) {
+                try? engine.stopMonitoring(key: RegionDefinition.key(id: id, owner: call.sender), into: &events)
+                call.reply()
+            } else if definitions.contains(where: { $0.owner == nil && $0.id == id }) {
                 call.fail(BeacondError.notOwner("region \(id) comes from \(settings.configurationPath); edit the file and Reload"))
-                return []
+            } else {
+                call.fail(BeacondError.unknownRegion("you monitor no region '\(BusService.printable(id))'"))
             }
-            guard owner == call.sender else {
-                call.fail(BeacondError.notOwner("region \(id) belongs to another client (\(owner))"))
-                return []
-            }
-            try? engine.stopMonitoring(id: id, into: &events)
-            call.reply()
         case .setPreferredVenue(let id, let call):
+            let previous = engine.preferredVenueID
             do {
                 try engine.setPreferredVenue(id)
-                engine.tick(now: now, into: &events)
-                logger.info("preferred venue: \(id ?? "none (nearest to me)")")
-                return [{ call.reply() }]
             } catch {
                 call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).joined(separator: ", "))"))
+                return []
             }
+            // Nothing is acknowledged that is not on disk.
+            let outcome = keeper.sync(engine.state, now: now, requested: true)
+            report(outcome)
+            if case .failed(let error, _) = outcome {
+                try? engine.setPreferredVenue(previous)
+                call.fail(BeacondError.stateNotSaved("the preferred venue is unchanged: \(error)"))
+                return []
+            }
+            engine.tick(now: now, into: &events)
+            logger.info("preferred venue: \(id ?? "none (nearest to me)")")
+            return [{ call.reply() }]
         case .reload(let call):
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
@@ -266,8 +317,8 @@ public final class BeaconService: Service, Sendable {
             }
         case .clientLeft(let name):
             for region in engine.monitor.definitions where region.owner == name {
-                try? engine.stopMonitoring(id: region.id, into: &events)
-                logger.info("region \(region.id) removed: its owner \(name) left the bus")
+                try? engine.stopMonitoring(key: region.key, into: &events)
+                logger.info("region \(region.key) removed: its owner left the bus")
             }
         }
         return []
@@ -281,20 +332,29 @@ public final class BeaconService: Service, Sendable {
     }
 }
 
-extension BeaconService.Input {
-    var isTickOrRequest: Bool {
+extension ServiceMailbox.Control {
+    var isTick: Bool {
+        if case .tick = self { return true }
+        return false
+    }
+}
+
+extension EngineEvent {
+    /// Region transitions and nearest-venue changes go out as signals; beacons
+    /// appearing and going are published as objects, coalesced.
+    var isSignalled: Bool {
         switch self {
-        case .tick, .request: true
-        default: false
+        case .region, .nearestVenueChanged: true
+        case .beaconAppeared, .beaconDisappeared: false
         }
     }
 }
 
 extension BeaconEngine {
-    /// The service's now: the wall clock, but never before the last sighting
-    /// (a replay at `@max` runs ahead of the wall clock).
+    /// The service's now: its monotonic clock, but never before the last
+    /// sighting (a replay at `@max` runs ahead of it).
     fileprivate var serviceNow: Timestamp {
-        let wall = WallClock.now()
+        let wall = ServiceClock.now()
         return max(wall, lastSighting ?? wall)
     }
 }

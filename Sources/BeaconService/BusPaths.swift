@@ -6,7 +6,12 @@ public enum BusPaths {
     public static let root = "/org/beacond"
     public static let busName = "org.beacond"
 
-    public static func region(_ id: String) -> String { "\(root)/region/\(DBusNames.escapePathElement(id))" }
+    /// A region of `beacons.yaml` at `/org/beacond/region/<id>`; a client's
+    /// under its owner, `/org/beacond/client/<owner>/<id>`, so the two never meet.
+    public static func region(_ region: RegionDefinition) -> String {
+        guard let owner = region.owner else { return "\(root)/region/\(DBusNames.escapePathElement(region.id))" }
+        return "\(root)/client/\(DBusNames.escapePathElement(owner))/\(DBusNames.escapePathElement(region.id))"
+    }
     public static func venue(_ id: String) -> String { "\(root)/venue/\(DBusNames.escapePathElement(id))" }
 
     /// `/org/beacond/beacon/<uuid hex>_<major>_<minor>`.
@@ -27,6 +32,8 @@ public enum BeacondError {
     public static func tooManyRegions(_ message: String) -> DBusError { DBusError("org.beacond.Error.TooManyRegions", message) }
     public static func notOwner(_ message: String) -> DBusError { DBusError("org.beacond.Error.NotOwner", message) }
     public static func invalidArguments(_ message: String) -> DBusError { DBusError("org.beacond.Error.InvalidArguments", message) }
+    /// A change that could not be written to the state directory, and so was not made.
+    public static func stateNotSaved(_ message: String) -> DBusError { DBusError("org.beacond.Error.StateNotSaved", message) }
 }
 
 private extension String {

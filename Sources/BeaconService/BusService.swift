@@ -13,18 +13,13 @@ final class BusService: Sendable {
     static let regionInterface = "org.beacond.Region1"
     static let beaconInterface = "org.beacond.Beacon1"
     static let venueInterface = "org.beacond.Venue1"
-    /// Client-added regions per bus client.
-    static let regionsPerClient = 16
-    /// The longest a RequestNearestVenue may wait.
-    static let longestWait: UInt32 = 300_000
-    /// PropertiesChanged at most this often per object.
-    static let coalescing: Duration = .seconds(1)
 
     let connection: DBusConnection
     private let submit: @Sendable (ServiceRequest) -> Void
     private let version: String
+    private let limits: ServiceLimits
     private let current: Mutex<ServiceSnapshot>
-    private let published = Mutex(Published())
+    private let published: Mutex<Published>
     private let waiters = Mutex<[Waiter]>([])
 
     private struct Waiter {
@@ -32,28 +27,33 @@ final class BusService: Sendable {
         var deadline: Timestamp
     }
 
-    /// What was last announced per object, to emit only meaningful changes, and not too often.
+    /// What is on the bus, to announce only what changed.
     private struct Published {
-        var regions: [String: [DBusValue]] = [:]
-        var venues: [String: [DBusValue]] = [:]
-        var beacons: [BeaconIdentity: (values: [DBusValue], emitted: Timestamp)] = [:]
+        /// Region objects by key, with the definition they were exported for and their last values.
+        var regions: [String: (definition: RegionDefinition, values: [DBusValue])] = [:]
+        var venues: [String: [(String, DBusValue)]] = [:]
+        var beacons: BeaconObjectLedger
         var manager: [DBusValue] = []
     }
 
     /// Connects, exports the manager and owns `org.beacond`; fails clearly if the name is taken.
     static func start(
-        bus: DBusConnection.Bus, snapshot: ServiceSnapshot, version: String,
+        bus: DBusConnection.Bus, snapshot: ServiceSnapshot, version: String, limits: ServiceLimits,
         submit: @escaping @Sendable (ServiceRequest) -> Void
     ) async throws(DBusError) -> BusService {
         let connection = try DBusConnection.connect(bus)
-        let service = BusService(connection: connection, snapshot: snapshot, version: version, submit: submit)
+        let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, submit: submit)
         connection.objects.setObjectManager(at: BusPaths.root)
         connection.export(BusPaths.root, interfaces: [service.managerDeclaration()])
         service.publish(snapshot, events: [])
-        connection.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
-            [weak service] signal in
+        // Only the bus driver's own broadcast says a client left (the binding
+        // drops forgeries: other senders, and unicast signals).
+        connection.subscribe(
+            sender: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
+            member: "NameOwnerChanged"
+        ) { [weak service] signal in
             guard signal.arguments.count == 3, let name = signal.arguments[0].string, name.hasPrefix(":"),
-                signal.arguments[2].string == ""
+                signal.arguments[1].string == name, signal.arguments[2].string == ""
             else { return }
             service?.clientLeft(name)
         }
@@ -67,13 +67,15 @@ final class BusService: Sendable {
     }
 
     private init(
-        connection: DBusConnection, snapshot: ServiceSnapshot, version: String,
+        connection: DBusConnection, snapshot: ServiceSnapshot, version: String, limits: ServiceLimits,
         submit: @escaping @Sendable (ServiceRequest) -> Void
     ) {
         self.connection = connection
         self.submit = submit
         self.version = version
+        self.limits = limits
         current = Mutex(snapshot)
+        published = Mutex(Published(beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChangesPerPublication)))
     }
 
     private var snapshot: ServiceSnapshot { current.withLock { $0 } }
@@ -87,15 +89,18 @@ final class BusService: Sendable {
 
     /// Called by the engine's owner after a step: objects appear and go,
     /// signals go out, properties change (coalesced), waiters get answers.
+    /// `events` are the region transitions and nearest-venue changes since the last call.
     func publish(_ snapshot: ServiceSnapshot, events: [EngineEvent]) {
         current.withLock { $0 = snapshot }
+        syncRegions(snapshot)
         for event in events {
             switch event {
             case .region(let transition) where transition.notify && transition.kind != .determinedOutside:
+                guard let region = snapshot.regionsByKey[transition.regionID] else { continue }
                 connection.emit(
                     path: BusPaths.root, interface: Self.managerInterface,
                     member: transition.kind == .entered ? "RegionEntered" : "RegionExited",
-                    arguments: [.string(transition.regionID), .objectPath(BusPaths.region(transition.regionID))])
+                    arguments: [.string(region.id), .objectPath(BusPaths.region(region))])
             case .nearestVenueChanged(let venue):
                 connection.emit(
                     path: BusPaths.root, interface: Self.managerInterface, member: "NearestVenueChanged",
@@ -104,7 +109,6 @@ final class BusService: Sendable {
                 break
             }
         }
-        syncRegions(snapshot)
         syncVenues(snapshot)
         syncBeacons(snapshot)
         syncManager(snapshot)
@@ -118,30 +122,32 @@ final class BusService: Sendable {
             arguments: [.boolean(available), .string(reason)])
     }
 
+    /// Region objects follow the regions: a region whose definition changed
+    /// (a Reload that adds or drops its major, say) is exported anew, so its
+    /// properties always match its declaration.
     private func syncRegions(_ snapshot: ServiceSnapshot) {
-        var changed: [(String, [String])] = []
+        var changed: [RegionDefinition] = []
         var added: [RegionDefinition] = []
-        var removed: [String] = []
+        var removed: [RegionDefinition] = []
         published.withLock { published in
-            let live = Dictionary(snapshot.regions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            for id in published.regions.keys where live[id] == nil {
-                published.regions[id] = nil
-                removed.append(id)
+            for (key, entry) in published.regions where snapshot.regionsByKey[key] != entry.definition {
+                published.regions[key] = nil
+                removed.append(entry.definition)
             }
             for region in snapshot.regions {
                 let values = regionProperties(region, snapshot).map(\.1)
-                if let old = published.regions[region.id] {
-                    if old != values { changed.append((region.id, ["State"])) }
+                if let old = published.regions[region.key] {
+                    if old.values != values { changed.append(region) }
                 } else {
                     added.append(region)
                 }
-                published.regions[region.id] = values
+                published.regions[region.key] = (region, values)
             }
         }
-        for id in removed { connection.unexport(BusPaths.region(id)) }
-        for region in added { connection.export(BusPaths.region(region.id), interfaces: [regionDeclaration(region)]) }
-        for (id, names) in changed {
-            connection.emitPropertiesChanged(BusPaths.region(id), interface: Self.regionInterface, names: names)
+        for region in removed { connection.unexport(BusPaths.region(region)) }
+        for region in added { connection.export(BusPaths.region(region), interfaces: [regionDeclaration(region)]) }
+        for region in changed {
+            connection.emitPropertiesChanged(BusPaths.region(region), interface: Self.regionInterface, names: ["State"])
         }
     }
 
@@ -156,13 +162,14 @@ final class BusService: Sendable {
                 removed.append(id)
             }
             for venue in snapshot.configuration.venues {
-                let values = venueProperties(venue.id, snapshot).map(\.1)
+                let values = venueProperties(venue.id, snapshot)
                 if let old = published.venues[venue.id] {
-                    if Self.meaningfullyDifferent(old, values) { changed.append(venue.id) }
+                    guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
+                    changed.append(venue.id)
                 } else {
                     added.append(venue.id)
                 }
-                if published.venues[venue.id] == nil || changed.contains(venue.id) { published.venues[venue.id] = values }
+                published.venues[venue.id] = values
             }
         }
         for id in removed { connection.unexport(BusPaths.venue(id)) }
@@ -173,33 +180,14 @@ final class BusService: Sendable {
     }
 
     private func syncBeacons(_ snapshot: ServiceSnapshot) {
-        var added: [BeaconIdentity] = []
-        var removed: [BeaconIdentity] = []
-        var changed: [(BeaconIdentity, [String])] = []
-        published.withLock { published in
-            for identity in published.beacons.keys where snapshot.rangedByIdentity[identity] == nil {
-                published.beacons[identity] = nil
-                removed.append(identity)
-            }
-            for beacon in snapshot.ranged {
-                let properties = BusValues.beaconProperties(beacon)
-                let values = properties.map(\.1)
-                guard let old = published.beacons[beacon.identity] else {
-                    published.beacons[beacon.identity] = (values, snapshot.time)
-                    added.append(beacon.identity)
-                    continue
-                }
-                guard snapshot.time - old.emitted >= Self.coalescing, Self.meaningfullyDifferent(old.values, values) else {
-                    continue
-                }
-                let names = zip(properties, old.values).filter { $0.0.1 != $0.1 }.map(\.0.0)
-                published.beacons[beacon.identity] = (values, snapshot.time)
-                changed.append((beacon.identity, names))
-            }
+        let changes = published.withLock { published in
+            published.beacons.reconcile(snapshot.ranged, now: snapshot.time, properties: BusValues.beaconProperties)
         }
-        for identity in removed { connection.unexport(BusPaths.beacon(identity)) }
-        for identity in added { connection.export(BusPaths.beacon(identity), interfaces: [beaconDeclaration(identity)]) }
-        for (identity, names) in changed {
+        for identity in changes.removed { connection.unexport(BusPaths.beacon(identity)) }
+        for entry in changes.added {
+            connection.export(BusPaths.beacon(entry.identity), interfaces: [beaconDeclaration(entry.identity)])
+        }
+        for (identity, names) in changes.changed {
             connection.emitPropertiesChanged(BusPaths.beacon(identity), interface: Self.beaconInterface, names: names)
         }
     }
@@ -214,20 +202,6 @@ final class BusService: Sendable {
         }
         if !names.isEmpty {
             connection.emitPropertiesChanged(BusPaths.root, interface: Self.managerInterface, names: names)
-        }
-    }
-
-    /// A change worth a signal: any text, flag or integer, or a number that moved by more than 5%.
-    static func meaningfullyDifferent(_ old: [DBusValue], _ new: [DBusValue]) -> Bool {
-        zip(old, new).contains { a, b in
-            switch (a, b) {
-            case (.double(let x), .double(let y)):
-                return abs(x - y) > 0.05 * max(abs(x), abs(y), 0.01)
-            case (.uint64, .uint64):
-                return false  // LastSeen moves with every packet: not a change by itself
-            default:
-                return a != b
-            }
         }
     }
 
@@ -259,6 +233,7 @@ final class BusService: Sendable {
             ("NearestVenue", .string(snapshot.nearest?.venueID ?? "")),
             ("PreferredVenue", .string(snapshot.preferredVenue ?? "")),
             ("Version", .string(version)),
+            ("DroppedAdvertisements", .uint64(snapshot.droppedAdvertisements)),
         ]
     }
 
@@ -267,7 +242,7 @@ final class BusService: Sendable {
         var properties: [(String, DBusValue)] = [("Id", .string(region.id)), ("Uuid", .string(region.constraint.uuid.uuidString))]
         if let major = region.constraint.major { properties.append(("Major", .uint16(major))) }
         if let minor = region.constraint.minor { properties.append(("Minor", .uint16(minor))) }
-        properties.append(("State", .string((snapshot.regionStates[region.id] ?? .unknown).rawValue)))
+        properties.append(("State", .string((snapshot.regionStates[region.key] ?? .unknown).rawValue)))
         properties.append(("NotifyOnEntry", .boolean(region.notifyOnEntry)))
         properties.append(("NotifyOnExit", .boolean(region.notifyOnExit)))
         properties.append(("Owner", .string(region.owner ?? "config")))
@@ -286,9 +261,23 @@ final class BusService: Sendable {
         ]
     }
 
+    /// Property declarations whose getters read `values()` by name: an object
+    /// serves what it was declared with, or `fallback` if it has gone since.
+    private static func properties(
+        _ signatures: [(String, String)], values: @escaping @Sendable () -> [(String, DBusValue)]?
+    ) -> [DBusInterface.Property] {
+        signatures.map { name, signature in
+            .init(name, signature) {
+                values()?.first { $0.0 == name }?.1 ?? DBusValue.zero(signature: signature)
+            }
+        }
+    }
+
     private func managerDeclaration() -> DBusInterface {
-        let signatures = ["Available": "b", "Source": "s", "Adapter": "s", "NearestVenue": "s", "PreferredVenue": "s", "Version": "s"]
-        let names = ["Available", "Source", "Adapter", "NearestVenue", "PreferredVenue", "Version"]
+        let signatures: [(String, String)] = [
+            ("Available", "b"), ("Source", "s"), ("Adapter", "s"), ("NearestVenue", "s"), ("PreferredVenue", "s"),
+            ("Version", "s"), ("DroppedAdvertisements", "t"),
+        ]
         return DBusInterface(
             name: Self.managerInterface,
             methods: [
@@ -307,8 +296,7 @@ final class BusService: Sendable {
                     outputs: [.init("region", "o")]
                 ) { [weak self] call in self?.startMonitoring(call) },
                 .init("StopMonitoring", inputs: [.init("id", "s")]) { [weak self] call in
-                    guard let id = call.arguments[0].string else { return }
-                    self?.submit(.stopMonitoring(id: id, call))
+                    self?.submit(.stopMonitoring(id: call.arguments[0].string ?? "", call))
                 },
                 .init("SetPreferredVenue", inputs: [.init("id", "s")]) { [weak self] call in
                     let id = call.arguments[0].string ?? ""
@@ -316,11 +304,8 @@ final class BusService: Sendable {
                 },
                 .init("Reload") { [weak self] call in self?.submit(.reload(call)) },
             ],
-            properties: names.map { name in
-                .init(name, signatures[name]!) { [weak self] in
-                    guard let self else { return .string("") }
-                    return self.managerProperties(self.snapshot).first { $0.0 == name }!.1
-                }
+            properties: Self.properties(signatures) { [weak self] in
+                self.map { $0.managerProperties($0.snapshot) }
             },
             signals: [
                 .init("RegionEntered", [.init("id", "s"), .init("region", "o")]),
@@ -330,8 +315,10 @@ final class BusService: Sendable {
             ])
     }
 
+    /// Declared for one definition: Major and Minor only where it has them.
+    /// A changed definition gets a new object (`syncRegions`).
     private func regionDeclaration(_ region: RegionDefinition) -> DBusInterface {
-        let id = region.id
+        let key = region.key
         let signatures: [(String, String)] = [
             ("Id", "s"), ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("State", "s"), ("NotifyOnEntry", "b"),
             ("NotifyOnExit", "b"), ("Owner", "s"),
@@ -340,11 +327,10 @@ final class BusService: Sendable {
         }
         return DBusInterface(
             name: Self.regionInterface,
-            properties: signatures.map { name, signature in
-                .init(name, signature) { [weak self] in
-                    guard let self, let region = self.snapshot.regions.first(where: { $0.id == id }) else { return .string("") }
-                    return self.regionProperties(region, self.snapshot).first { $0.0 == name }!.1
-                }
+            properties: Self.properties(signatures) { [weak self] in
+                guard let self else { return nil }
+                let snapshot = self.snapshot
+                return snapshot.regionsByKey[key].map { self.regionProperties($0, snapshot) }
             })
     }
 
@@ -352,23 +338,18 @@ final class BusService: Sendable {
         let signatures: [(String, String)] = [("Id", "s"), ("Name", "s"), ("Proximity", "s"), ("Distance", "d"), ("Nearest", "b")]
         return DBusInterface(
             name: Self.venueInterface,
-            properties: signatures.map { name, signature in
-                .init(name, signature) { [weak self] in
-                    guard let self else { return .string("") }
-                    return self.venueProperties(id, self.snapshot).first { $0.0 == name }!.1
-                }
+            properties: Self.properties(signatures) { [weak self] in
+                self.map { $0.venueProperties(id, $0.snapshot) }
             })
     }
 
+    /// Serves the values last announced (the ledger's), so an object waiting
+    /// to be removed still answers with what its signals said.
     private func beaconDeclaration(_ identity: BeaconIdentity) -> DBusInterface {
-        let order = ["Uuid", "Major", "Minor", "Rssi", "FilteredRssi", "MeasuredPower", "Distance", "Accuracy", "Proximity", "LastSeen", "Address", "Venue"]
-        return DBusInterface(
+        DBusInterface(
             name: Self.beaconInterface,
-            properties: order.map { name in
-                .init(name, BusValues.beaconSignatures[name]!) { [weak self] in
-                    guard let beacon = self?.snapshot.rangedByIdentity[identity] else { return .string("") }
-                    return BusValues.beaconProperties(beacon).first { $0.0 == name }!.1
-                }
+            properties: Self.properties(BusValues.beaconSignatures) { [weak self] in
+                self?.published.withLock { $0.beacons.exported[identity]?.properties }
             })
     }
 
@@ -384,8 +365,8 @@ final class BusService: Sendable {
     }
 
     private func requestNearestVenue(_ call: DBusMethodCall) {
-        guard let timeout = call.arguments[0].integer, timeout <= Self.longestWait else {
-            call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(Self.longestWait) (5 minutes)"))
+        guard let timeout = call.arguments[0].integer, timeout <= limits.longestWait else {
+            call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
         let snapshot = snapshot
@@ -410,22 +391,28 @@ final class BusService: Sendable {
         }
     }
 
+    /// The caller's own region of that id first, then the configuration's.
     private func requestState(_ call: DBusMethodCall) {
         let id = call.arguments[0].string ?? ""
-        guard let state = snapshot.regionStates[id] else {
+        let states = snapshot.regionStates
+        guard let state = states[RegionDefinition.key(id: id, owner: call.sender)] ?? states[RegionDefinition.key(id: id, owner: nil)] else {
             call.fail(BeacondError.unknownRegion("no region '\(Self.printable(id))' is monitored"))
             return
         }
         call.reply([.string(state.rawValue)])
     }
 
+    /// Validates the arguments here; the limits are checked by the engine's
+    /// owner, where the regions are, so pipelined calls cannot race past them.
     private func startMonitoring(_ call: DBusMethodCall) {
         do throws(DBusError) {
             let id = call.arguments[0].string ?? ""
             guard Identifier.isValid(id) else {
                 throw BeacondError.invalidArguments("region id must be \(Identifier.rule)")
             }
-            guard let constraint = try BusValues.constraint(call.arguments[1], allowEmpty: false) else { return }
+            guard let constraint = try BusValues.constraint(call.arguments[1], allowEmpty: false) else {
+                throw BeacondError.invalidArguments("the constraint needs at least a uuid")
+            }
             guard let options = call.arguments[2].stringKeyedEntries else { throw BeacondError.invalidArguments("options must be a{sv}") }
             let unknown = Set(options.keys).subtracting(["notify_on_entry", "notify_on_exit"])
             guard unknown.isEmpty else {
@@ -435,10 +422,6 @@ final class BusService: Sendable {
                 guard let value = options[name] else { return true }
                 guard let flag = value.bool else { throw BeacondError.invalidArguments("\(name) must be a boolean") }
                 return flag
-            }
-            let owned = snapshot.regions.filter { $0.owner == call.sender }.count
-            guard owned < Self.regionsPerClient else {
-                throw BeacondError.tooManyRegions("a client may monitor at most \(Self.regionsPerClient) regions; stop one first")
             }
             let region = RegionDefinition(
                 id: id, constraint: constraint, notifyOnEntry: try flag("notify_on_entry"),

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconSources
 import DBus
 
 /// The API's dictionaries: the nearest venue and a ranged beacon as `a{sv}`.
@@ -32,15 +33,16 @@ enum BusValues {
             ("Distance", .double(beacon.distance)),
             ("Accuracy", .double(beacon.accuracy)),
             ("Proximity", .string(beacon.proximity.rawValue)),
-            ("LastSeen", .uint64(UInt64(max(0, beacon.lastSeen.millisecondsSinceEpoch)))),
+            ("LastSeen", .uint64(UInt64(max(0, ServiceClock.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)))),
             ("Address", .string(beacon.address.description)),
             ("Venue", .objectPath(beacon.venueID.map(BusPaths.venue) ?? "/")),
         ]
     }
 
-    static let beaconSignatures: [String: String] = [
-        "Uuid": "s", "Major": "q", "Minor": "q", "Rssi": "n", "FilteredRssi": "d", "MeasuredPower": "n",
-        "Distance": "d", "Accuracy": "d", "Proximity": "s", "LastSeen": "t", "Address": "s", "Venue": "o",
+    /// Beacon1's properties and their signatures, in declaration order.
+    static let beaconSignatures: [(String, String)] = [
+        ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("Rssi", "n"), ("FilteredRssi", "d"), ("MeasuredPower", "n"),
+        ("Distance", "d"), ("Accuracy", "d"), ("Proximity", "s"), ("LastSeen", "t"), ("Address", "s"), ("Venue", "o"),
     ]
 
     /// A constraint from `{uuid: s, major: q, minor: q}` (any integer type accepted); `nil` for "all".

@@ -6,6 +6,7 @@ public struct ServiceSnapshot: Sendable {
     public var time: Timestamp
     public var configuration: Configuration
     public var regions: [RegionDefinition]
+    public var regionsByKey: [String: RegionDefinition]
     public var regionStates: [String: RegionState]
     /// Nearest first, unknown last.
     public var ranged: [RangedBeacon]
@@ -15,13 +16,17 @@ public struct ServiceSnapshot: Sendable {
     public var available: Bool
     public var availabilityReason: String
     public var source: String
+    /// Advertisements dropped because the engine could not keep up, since start.
+    public var droppedAdvertisements: UInt64
 
     public init(
-        time: Timestamp, engine: BeaconEngine, available: Bool, availabilityReason: String, source: String
+        time: Timestamp, engine: BeaconEngine, available: Bool, availabilityReason: String, source: String,
+        droppedAdvertisements: UInt64 = 0
     ) {
         self.time = time
         configuration = engine.configuration
         regions = engine.monitor.definitions
+        regionsByKey = Dictionary(regions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         regionStates = engine.monitor.states
         ranged = engine.rangedBeacons()
         rangedByIdentity = Dictionary(ranged.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
@@ -30,5 +35,6 @@ public struct ServiceSnapshot: Sendable {
         self.available = available
         self.availabilityReason = availabilityReason
         self.source = source
+        self.droppedAdvertisements = droppedAdvertisements
     }
 }

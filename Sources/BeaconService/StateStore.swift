@@ -30,7 +30,7 @@ public struct StateStore: Sendable {
         }
     }
 
-    public struct SaveError: Error, CustomStringConvertible {
+    public struct SaveError: Error, Equatable, CustomStringConvertible {
         public var description: String
     }
 
@@ -49,7 +49,13 @@ public struct StateStore: Sendable {
             throw SaveError(description: "cannot create \(directory): \(error.localizedDescription)")
         }
         let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        // A leftover (a crash mid-save) or a planted file or symlink is removed,
+        // never written through: O_EXCL|O_NOFOLLOW refuses anything that
+        // reappears in between.
+        if unlink(temporary) != 0, errno != ENOENT {
+            throw SaveError(description: "cannot remove the stale \(temporary): \(errorText())")
+        }
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
         let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         let synced = fsync(descriptor)

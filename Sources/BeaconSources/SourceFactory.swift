@@ -33,11 +33,11 @@ public struct SourceFactory: Sendable {
         switch spec {
         case .replay(let path, let speed):
             let summary = try await ReplaySource(path: path, speed: speed)
-                .run(clock: ContinuousClock(), startTime: WallClock.now(), rebased: rebaseReplays, deliver)
+                .run(clock: ContinuousClock(), startTime: ServiceClock.now(), rebased: rebaseReplays, deliver)
             return .replay(summary)
         case .simulate(let name):
             let scenario = try loadScenario(name)
-            await SimulatedSource(scenario: scenario).run(clock: ContinuousClock(), startTime: WallClock.now(), deliver)
+            await SimulatedSource(scenario: scenario).run(clock: ContinuousClock(), startTime: ServiceClock.now(), deliver)
             return .live
         case .hci(let adapter):
             try await HCISource(adapter: adapter).run(deliver)

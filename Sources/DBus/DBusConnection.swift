@@ -317,13 +317,21 @@ public final class DBusConnection: @unchecked Sendable {
         wake()
     }
 
+    /// Hands a signal to the subscriptions it matches. Unicast signals (sent
+    /// to this connection by name rather than broadcast) are dropped: any
+    /// peer may send one with any sender-looking content, and nothing here
+    /// asks for them. The bus driver's signals match only if the bus itself
+    /// sent them; another well-known name is matched by the bus through the
+    /// subscription's match rule, since a message carries only the owner's
+    /// unique name (and a subscriber that cares checks the owner too).
     func dispatchSignal(_ message: OpaquePointer) {
+        guard dbus_message_get_destination(message) == nil else { return }
         let signal = DBusSignal(message: message)
         let handlers = state.withLock { state in
             state.signalHandlers.values.filter { subscription in
-                // A well-known sender name is matched by the bus, which knows its
-                // current owner; a message carries only the owner's unique name.
-                (subscription.sender.map { $0 == signal.sender || !$0.hasPrefix(":") } ?? true)
+                (subscription.sender.map { wanted in
+                    wanted == signal.sender || (!wanted.hasPrefix(":") && wanted != DBusNames.busDriver)
+                } ?? true)
                     && (subscription.path == nil || subscription.path == signal.path)
                     && (subscription.interface == nil || subscription.interface == signal.interface)
                     && (subscription.member == nil || subscription.member == signal.member)

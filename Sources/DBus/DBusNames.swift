@@ -1,6 +1,10 @@
 /// Validation of the names D-Bus restricts, so nothing invalid ever reaches
 /// libdbus (which would refuse it with a warning, or abort).
 public enum DBusNames {
+    /// The message bus itself: the sender of NameOwnerChanged, NameAcquired and NameLost.
+    public static let busDriver = "org.freedesktop.DBus"
+    public static let busDriverPath = "/org/freedesktop/DBus"
+
     /// `/`, or `/`-separated elements of `[A-Za-z0-9_]`, no empty element, no trailing `/`.
     public static func isValidObjectPath(_ path: String) -> Bool {
         guard path.hasPrefix("/") else { return false }

@@ -58,6 +58,26 @@ public indirect enum DBusValue: Sendable, Hashable {
         .dictionary(keySignature: "s", valueSignature: "v", entries.map { DictionaryEntry(.string($0.0), .variant($0.1)) })
     }
 
+    /// The zero of a basic type (`""` for strings, `/` for object paths), for
+    /// a getter that must answer with the declared type but has no value.
+    public static func zero(signature: String) -> DBusValue {
+        switch signature {
+        case "y": .byte(0)
+        case "b": .boolean(false)
+        case "n": .int16(0)
+        case "q": .uint16(0)
+        case "i": .int32(0)
+        case "u": .uint32(0)
+        case "x": .int64(0)
+        case "t": .uint64(0)
+        case "d": .double(0)
+        case "o": .objectPath("/")
+        case "g": .signature("")
+        case let array where array.hasPrefix("a"): .array(elementSignature: String(array.dropFirst()), [])
+        default: .string("")
+        }
+    }
+
     // MARK: Reading values back
 
     public var string: String? {

@@ -44,10 +44,11 @@ import Testing
         var engine = try Self.clientSetUp()
         let mine = try #require(engine.monitor.definitions.first { $0.id == "mine" })
         #expect(mine.owner == ":1.42")
-        #expect(engine.monitor.state(of: "mine") == .unknown)
+        #expect(engine.monitor.state(of: ":1.42/mine") == .unknown)
+        #expect(engine.monitor.state(of: "mine") == nil)  // a client's region is known by owner and id
         let other = S.identity(2, 1)  // only the client's region covers it
         let events = D.play(&engine, [Self.beacon(other, -60)], from: S.t0, until: Self.at(2_000))
-        #expect(S.transitions(events).map(\.regionID) == ["mine"])
+        #expect(S.transitions(events).map(\.regionID) == [":1.42/mine"])
         #expect(events.contains(.beaconAppeared(other)))
         #expect(engine.monitor.state(of: "cafe") == .unknown)
     }
@@ -58,30 +59,41 @@ import Testing
         let onlyMine = S.identity(2, 1)
         D.play(&engine, [Self.beacon(shared, -60), Self.beacon(onlyMine, -60)], from: S.t0, until: Self.at(3_000))
         var events: [EngineEvent] = []
-        try engine.stopMonitoring(id: "mine", into: &events)
+        try engine.stopMonitoring(key: ":1.42/mine", into: &events)
         #expect(events == [.beaconDisappeared(onlyMine)])
-        #expect(engine.monitor.state(of: "mine") == nil)
+        #expect(engine.monitor.state(of: ":1.42/mine") == nil)
         #expect(engine.rangedBeacon(shared) != nil)
         // The uncovered beacon is ignored from now on; the other is still ranged.
         events = D.play(&engine, [Self.beacon(shared, -60), Self.beacon(onlyMine, -60)], from: Self.at(3_000), until: Self.at(6_000))
         #expect(events.isEmpty)
         #expect(engine.rangedBeacons().map(\.identity) == [shared])
-        #expect(throws: EngineError.unknownRegion("mine")) { try engine.stopMonitoring(id: "mine", into: &events) }
+        #expect(throws: EngineError.unknownRegion(":1.42/mine")) { try engine.stopMonitoring(key: ":1.42/mine", into: &events) }
     }
 
-    @Test(arguments: ["cafe", "mine"])
-    func aDuplicateRegionIdIsRefused(id: String) throws {
+    @Test func aClientMayNotAddTheSameIdTwice() throws {
         var engine = try Self.clientSetUp()
-        let duplicate = RegionDefinition(id: id, constraint: BeaconConstraint(uuid: S.uuid, major: 9), owner: ":1.43")
-        #expect(throws: EngineError.regionExists(id)) { try engine.startMonitoring(duplicate, now: S.t0) }
-        #expect(engine.monitor.definitions.filter { $0.id == id }.count == 1)
+        let duplicate = RegionDefinition(id: "mine", constraint: BeaconConstraint(uuid: S.uuid, major: 9), owner: ":1.42")
+        #expect(throws: EngineError.regionExists("mine")) { try engine.startMonitoring(duplicate, now: S.t0) }
+        #expect(engine.monitor.definitions.filter { $0.key == duplicate.key }.count == 1)
+    }
+
+    /// Ids live per owner: another client's "mine", or a client's "cafe",
+    /// never takes or shadows a region it does not own.
+    @Test(arguments: ["cafe", "mine"])
+    func idsAreKeptApartByOwner(id: String) throws {
+        var engine = try Self.clientSetUp()
+        let other = RegionDefinition(id: id, constraint: BeaconConstraint(uuid: S.uuid, major: 9), owner: ":1.43")
+        try engine.startMonitoring(other, now: S.t0)
+        #expect(engine.monitor.definitions.filter { $0.id == id }.count == 2)
+        #expect(engine.monitor.state(of: ":1.43/\(id)") == .unknown)
+        #expect(engine.state.regions.keys.sorted() == ["cafe"])
     }
 
     @Test func theSavedStateHoldsConfiguredRegionsAndThePreferenceOnly() throws {
         var engine = try Self.clientSetUp()
         D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(3_000))
         try engine.setPreferredVenue("counter-2")
-        #expect(engine.monitor.state(of: "mine") == .inside)
+        #expect(engine.monitor.state(of: ":1.42/mine") == .inside)
         #expect(engine.state == EngineState(regions: ["cafe": .inside], preferredVenue: "counter-2"))
     }
 

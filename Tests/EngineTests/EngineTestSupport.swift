@@ -10,7 +10,8 @@ enum EngineTestSupport {
         BeaconIdentity(uuid: uuid, major: major, minor: minor)
     }
 
-    static func sighting(_ identity: BeaconIdentity, rssi: Int8, at time: Timestamp, power: Int8 = -59) -> BeaconSighting {
+    /// `rssi` nil: heard, but the controller measured no signal (HCI's 127).
+    static func sighting(_ identity: BeaconIdentity, rssi: Int8?, at time: Timestamp, power: Int8 = -59) -> BeaconSighting {
         BeaconSighting(
             time: time, frame: IBeaconFrame(identity: identity, measuredPower: power), rssi: rssi,
             address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), addressType: 1)

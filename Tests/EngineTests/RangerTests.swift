@@ -93,7 +93,7 @@ import Testing
         let beacon = S.identity()
         var events: [EngineEvent] = []
         engine.ingest(S.sighting(beacon, rssi: -60, at: S.t0), into: &events)
-        #expect(engine.rangedBeacon(beacon)?.proximity == .unknown)
+        #expect(engine.rangedBeacon(beacon) == nil)  // heard once: no evidence of its own yet
         // A sighting without an RSSI measurement is not a sample.
         engine.ingest(
             BeaconSighting(
@@ -153,6 +153,10 @@ import Testing
                 TestBeacon(identity: middle, interval: .milliseconds(100), rssi: -66),
             ], from: S.t0, until: Self.at(3_000))
         var events: [EngineEvent] = []
+        // Each heard twice (entry evidence of its own), but with one RSSI sample only.
+        for beacon in [once, quiet] {
+            engine.ingest(S.sighting(beacon, rssi: nil, at: Self.at(2_900)), into: &events)
+        }
         engine.ingest(S.sighting(once, rssi: -40, at: Self.at(3_000)), into: &events)
         engine.ingest(S.sighting(quiet, rssi: -45, at: Self.at(3_000)), into: &events)
         let ranged = engine.rangedBeacons()

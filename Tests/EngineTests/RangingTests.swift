@@ -64,7 +64,8 @@ import Testing
     @Test func unknownWithTooFewSamplesOrWhenStale() {
         var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
         var events: [EngineEvent] = []
-        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0), into: &events)
+        engine.ingest(S.sighting(S.identity(), rssi: nil, at: S.t0), into: &events)
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .milliseconds(50)), into: &events)
         #expect(engine.rangedBeacon(S.identity())?.proximity == .unknown)
         engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .milliseconds(100)), into: &events)
         #expect(engine.rangedBeacon(S.identity())?.proximity != .unknown)
@@ -104,6 +105,7 @@ import Testing
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         S.feed(&engine, [(S.identity(1, 1), -75, .milliseconds(100)), (S.identity(1, 2), -55, .milliseconds(100))], from: S.t0, for: .seconds(4))
         var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(2, 9), rssi: nil, at: S.t0 + .milliseconds(3_900)), into: &events)
         engine.ingest(S.sighting(S.identity(2, 9), rssi: -40, at: S.t0 + .seconds(4)), into: &events)
         let order = engine.rangedBeacons().map(\.identity)
         #expect(order == [S.identity(1, 2), S.identity(1, 1), S.identity(2, 9)])

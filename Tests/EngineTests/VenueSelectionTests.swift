@@ -105,8 +105,9 @@ import Testing
         var events = S.feed(&engine, [(other, -60, .milliseconds(100))], from: S.t0, for: .seconds(3))
         #expect(events.contains(.beaconAppeared(other)))
         #expect(engine.state.regions["mine"] == nil)
+        #expect(engine.state.regions[region.key] == nil)
         events = []
-        try engine.stopMonitoring(id: "mine", into: &events)
+        try engine.stopMonitoring(key: region.key, into: &events)
         #expect(events.contains(.beaconDisappeared(other)))
     }
 

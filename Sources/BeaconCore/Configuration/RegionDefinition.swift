@@ -11,6 +11,16 @@ public struct RegionDefinition: Hashable, Sendable {
     public var exitRSSI: Double?
     public var exitAfter: Duration?
 
+    /// What the engine knows the region by: its id for a region of
+    /// `beacons.yaml`, `owner/id` for a client's. `/` is outside the id rule,
+    /// so a client's region can never take or shadow a configured one, and two
+    /// clients may both call theirs "mine".
+    public var key: String { Self.key(id: id, owner: owner) }
+
+    public static func key(id: String, owner: String?) -> String {
+        owner.map { "\($0)/\(id)" } ?? id
+    }
+
     public init(
         id: String, constraint: BeaconConstraint, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
         owner: String? = nil, enterRSSI: Double? = nil, exitRSSI: Double? = nil, exitAfter: Duration? = nil

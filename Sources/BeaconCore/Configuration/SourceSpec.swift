@@ -15,6 +15,12 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         /// As fast as possible.
         case max
 
+        /// The factors a replay may run at: a thousandth of real time (a
+        /// second of recording in about 17 minutes) to 100,000× (a day in
+        /// under a second). Beyond them the pacing arithmetic stops meaning
+        /// anything; `max` is there for "as fast as possible".
+        public static let factors: ClosedRange<Double> = 0.001...100_000
+
         public var description: String {
             switch self {
             case .max: "max"
@@ -78,8 +84,10 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         if speedText == "max" { return .replay(path: path, speed: .max) }
         let number = Double(speedText.hasSuffix("x") ? speedText.dropLast() : speedText)
         guard let number else { return .replay(path: argument, speed: .factor(1)) }
-        guard number > 0, number <= 100_000, number.isFinite, !path.isEmpty else {
-            throw ParseError(text: text, reason: "replay speed must be a number above 0 and at most 100000, or max")
+        guard ReplaySpeed.factors.contains(number), !path.isEmpty else {
+            throw ParseError(
+                text: text,
+                reason: "replay speed must be a number from \(ReplaySpeed.factors.lowerBound) to \(Int(ReplaySpeed.factors.upperBound)) (e.g. @4, @0.5), or max")
         }
         return .replay(path: path, speed: .factor(number))
     }

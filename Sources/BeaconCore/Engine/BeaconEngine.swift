@@ -11,11 +11,20 @@ public struct BeaconEngine: Sendable {
     /// When the last advertisement of any kind arrived: the service flags a silent source from it.
     public private(set) var lastSighting: Timestamp?
     public var filterParameters = RSSIFilter.Parameters()
+    public var limits = EngineLimits()
+    /// Beacons forgotten early to stay within `limits.trackedBeacons`, and
+    /// new strangers not tracked because only venue beacons were left to evict.
+    public private(set) var evictions = 0
     private var ranger: Ranger
     private var selector: VenueSelector
     private var tracks: [BeaconIdentity: BeaconTrack] = [:]
     private var ranged: [BeaconIdentity: RangedBeacon] = [:]
     private var transitions: [RegionTransition] = []
+    /// Tracked beacons by when they were last heard: those that mark no
+    /// configured venue, and those that do (evicted only by venue beacons).
+    private var strangers = RecencyList<BeaconIdentity>()
+    private var venueBeacons = RecencyList<BeaconIdentity>()
+    private var rangedStrangers = 0
 
     public init(configuration: Configuration, restored: EngineState = EngineState(), now: Timestamp) {
         self.configuration = configuration
@@ -45,6 +54,7 @@ public struct BeaconEngine: Sendable {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
             let venue = venueIndex(for: identity)
+            guard makeRoom(forVenueBeacon: venue != nil, into: &events) else { return }
             track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower })
@@ -56,6 +66,7 @@ public struct BeaconEngine: Sendable {
             at: sighting.time, interval: previousInterval, indices: track.regionIndices, identity: identity,
             into: &transitions)
         tracks[identity] = track
+        if track.venueIndex == nil { strangers.touch(identity) } else { venueBeacons.touch(identity) }
         flushTransitions(into: &events)
         rangeAndPublish(identity, now: sighting.time, into: &events)
     }
@@ -79,8 +90,7 @@ public struct BeaconEngine: Sendable {
         var strongest: [Int: Double] = [:]
         for (identity, track) in tracks {
             if now - track.lastSeen > forgetAfter(track) {
-                tracks[identity] = nil
-                if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
+                forget(identity, into: &events)
                 continue
             }
             let fresh = now - track.lastSeen <= track.staleAfter(minimum: ranger.staleAfter)
@@ -128,17 +138,17 @@ public struct BeaconEngine: Sendable {
     }
 
     public mutating func startMonitoring(_ region: RegionDefinition, now: Timestamp) throws(EngineError) {
-        guard monitor.state(of: region.id) == nil else { throw .regionExists(region.id) }
+        guard monitor.state(of: region.key) == nil else { throw .regionExists(region.id) }
         monitor.add(region, now: now)
         reindexTracks()
     }
 
-    public mutating func stopMonitoring(id: String, into events: inout [EngineEvent]) throws(EngineError) {
-        guard monitor.remove(id: id) else { throw .unknownRegion(id) }
+    /// Stops monitoring the region with this key (`RegionDefinition.key`).
+    public mutating func stopMonitoring(key: String, into events: inout [EngineEvent]) throws(EngineError) {
+        guard monitor.remove(key: key) else { throw .unknownRegion(key) }
         reindexTracks()
-        for identity in Array(tracks.keys) where tracks[identity]!.regionIndices.isEmpty {
-            tracks[identity] = nil
-            if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
+        for (identity, track) in tracks where track.regionIndices.isEmpty {
+            forget(identity, into: &events)
         }
     }
 
@@ -147,14 +157,14 @@ public struct BeaconEngine: Sendable {
     /// the preferred venue if it still exists, and the incumbent nearest venue
     /// (an incumbent the new file removes is announced as lost).
     public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) {
-        let old = Dictionary(monitor.definitions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let old = Dictionary(monitor.definitions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         var restored: [String: RegionState] = [:]
-        for region in new.regions where old[region.id]?.constraint == region.constraint {
-            restored[region.id] = monitor.state(of: region.id)
+        for region in new.regions where old[region.key]?.constraint == region.constraint {
+            restored[region.id] = monitor.state(of: region.key)
         }
         var next = RegionMonitor(regions: new.regions, settings: new.ranging, restored: restored, now: now)
         for client in monitor.definitions where client.owner != nil {
-            next.add(client, restoredState: monitor.state(of: client.id), now: now)
+            next.add(client, restoredState: monitor.state(of: client.key), now: now)
         }
         next.carryOver(from: monitor)
         let currentVenue = selector.current?.venueID
@@ -183,13 +193,45 @@ public struct BeaconEngine: Sendable {
         max(configuration.ranging.exitAfter, (track.interval ?? RegionMonitor.longestAdvertisingInterval) * 3)
     }
 
+    /// After regions or venues changed: each track's regions, venue and
+    /// calibration, which eviction list it is on, and the ranged strangers' count.
     private mutating func reindexTracks() {
-        for identity in Array(tracks.keys) {
+        for (identity, var track) in tracks {
             let venue = venueIndex(for: identity)
-            tracks[identity]!.regionIndices = monitor.indices(matching: identity)
-            tracks[identity]!.venueIndex = venue
-            tracks[identity]!.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
+            track.regionIndices = monitor.indices(matching: identity)
+            track.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
+            if (venue == nil) != (track.venueIndex == nil) {
+                // Re-listed as most recently heard: a reload is no reason to evict it first.
+                if venue == nil { venueBeacons.remove(identity); strangers.touch(identity) }
+                else { strangers.remove(identity); venueBeacons.touch(identity) }
+            }
+            track.venueIndex = venue
+            tracks[identity] = track
         }
+        rangedStrangers = ranged.keys.count(where: { tracks[$0]?.venueIndex == nil })
+    }
+
+    /// Makes room for one more track within `limits.trackedBeacons`: the least
+    /// recently heard stranger goes first; a venue beacon only to make room
+    /// for another venue beacon. Returns false when a stranger finds no room.
+    private mutating func makeRoom(forVenueBeacon isVenueBeacon: Bool, into events: inout [EngineEvent]) -> Bool {
+        guard tracks.count >= limits.trackedBeacons else { return true }
+        evictions += 1
+        guard let victim = strangers.oldest ?? (isVenueBeacon ? venueBeacons.oldest : nil) else { return false }
+        forget(victim, into: &events)
+        return true
+    }
+
+    private mutating func forget(_ identity: BeaconIdentity, into events: inout [EngineEvent]) {
+        guard let track = tracks.removeValue(forKey: identity) else { return }
+        if track.venueIndex == nil { strangers.remove(identity) } else { venueBeacons.remove(identity) }
+        unrange(identity, isStranger: track.venueIndex == nil, into: &events)
+    }
+
+    private mutating func unrange(_ identity: BeaconIdentity, isStranger: Bool, into events: inout [EngineEvent]) {
+        guard ranged.removeValue(forKey: identity) != nil else { return }
+        if isStranger { rangedStrangers -= 1 }
+        events.append(.beaconDisappeared(identity))
     }
 
     private mutating func flushTransitions(into events: inout [EngineEvent]) {
@@ -198,17 +240,26 @@ public struct BeaconEngine: Sendable {
         transitions.removeAll(keepingCapacity: true)
     }
 
-    /// Re-ranges one beacon and publishes it while one of its regions is inside.
+    /// Re-ranges one beacon and publishes it while one of its regions is
+    /// inside and it has shown entry evidence of its own; strangers only while
+    /// fewer than `limits.rangedStrangers` are ranged.
     private mutating func rangeAndPublish(_ identity: BeaconIdentity, now: Timestamp, into events: inout [EngineEvent]) {
         guard var track = tracks[identity] else { return }
-        let inside = track.regionIndices.contains { monitor.regions[$0].state == .inside }
+        let inside = track.confirmed && track.regionIndices.contains { monitor.regions[$0].state == .inside }
         let venueID = track.venueIndex.map { configuration.venues[$0].id }
         let beacon = ranger.range(&track, now: now, venueID: venueID)
         tracks[identity] = track
+        let isStranger = track.venueIndex == nil
         if inside {
-            if ranged.updateValue(beacon, forKey: identity) == nil { events.append(.beaconAppeared(identity)) }
-        } else if ranged.removeValue(forKey: identity) != nil {
-            events.append(.beaconDisappeared(identity))
+            if ranged[identity] != nil {
+                ranged[identity] = beacon
+            } else if !isStranger || rangedStrangers < limits.rangedStrangers {
+                ranged[identity] = beacon
+                if isStranger { rangedStrangers += 1 }
+                events.append(.beaconAppeared(identity))
+            }
+        } else {
+            unrange(identity, isStranger: isStranger, into: &events)
         }
     }
 

@@ -10,6 +10,10 @@ struct BeaconTrack: Sendable {
     /// Typical time between sightings (an average of gaps, packet loss included).
     var interval: Duration?
     var proximity: Proximity = .unknown
+    /// Whether this identity itself has shown a region's entry evidence (two
+    /// sightings within the enter window): only then is it ranged and
+    /// published, so a stranger sending each identity once is never exported.
+    var confirmed = false
     /// Indices into the engine's regions whose constraint matches this beacon.
     var regionIndices: [Int]
     /// Index into the configuration's venues, and that venue's calibration.
@@ -35,6 +39,7 @@ struct BeaconTrack: Sendable {
     mutating func observe(_ sighting: BeaconSighting, isFirst: Bool) {
         if !isFirst {
             let gap = sighting.time - lastSeen
+            if gap > .zero, gap <= max(RegionMonitor.enterWindow, (interval ?? .zero) * 3) { confirmed = true }
             if gap > .zero, gap <= RegionMonitor.longestAdvertisingInterval * 1.5 {
                 interval = interval.map { $0 * 0.8 + gap * 0.2 } ?? gap
             }

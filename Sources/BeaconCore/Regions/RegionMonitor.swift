@@ -65,12 +65,14 @@ public struct RegionMonitor: Sendable {
         }
     }
 
-    public func state(of id: String) -> RegionState? {
-        regions.first { $0.definition.id == id }?.state
+    /// The state of the region with this key (`RegionDefinition.key`).
+    public func state(of key: String) -> RegionState? {
+        regions.first { $0.definition.key == key }?.state
     }
 
+    /// Every region's state, by key.
     public var states: [String: RegionState] {
-        Dictionary(regions.map { ($0.definition.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(regions.map { ($0.definition.key, $0.state) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Indices of the regions whose constraint matches `identity`.
@@ -95,7 +97,7 @@ public struct RegionMonitor: Sendable {
     mutating func carryOver(from old: RegionMonitor) {
         for index in regions.indices {
             guard let previous = old.regions.first(where: {
-                $0.definition.id == regions[index].definition.id && $0.definition.constraint == regions[index].definition.constraint
+                $0.definition.key == regions[index].definition.key && $0.definition.constraint == regions[index].definition.constraint
             }) else { continue }
             regions[index].lastSeen = previous.lastSeen
             regions[index].lastQualifying = previous.lastQualifying
@@ -104,9 +106,9 @@ public struct RegionMonitor: Sendable {
         }
     }
 
-    /// Removes a region; indices of later regions shift down by one.
-    public mutating func remove(id: String) -> Bool {
-        guard let index = regions.firstIndex(where: { $0.definition.id == id }) else { return false }
+    /// Removes the region with this key; indices of later regions shift down by one.
+    public mutating func remove(key: String) -> Bool {
+        guard let index = regions.firstIndex(where: { $0.definition.key == key }) else { return false }
         regions.remove(at: index)
         return true
     }
@@ -134,7 +136,7 @@ public struct RegionMonitor: Sendable {
                     region.pendingSighting = nil
                     transitions.append(
                         RegionTransition(
-                            regionID: region.definition.id, kind: .entered, time: time,
+                            regionID: region.definition.key, kind: .entered, time: time,
                             notify: region.definition.notifyOnEntry,
                             reason: "2 sightings of \(identity) within \(window.configurationText)"))
                 } else {
@@ -163,13 +165,13 @@ public struct RegionMonitor: Sendable {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
-                            regionID: region.definition.id, kind: .exited, time: now,
+                            regionID: region.definition.key, kind: .exited, time: now,
                             notify: region.definition.notifyOnExit, reason: "not seen for \(timeout.configurationText)"))
                 } else if let exitRSSI = region.exitRSSI, let strongest = strongestRSSI(index), strongest < exitRSSI {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
-                            regionID: region.definition.id, kind: .exited, time: now,
+                            regionID: region.definition.key, kind: .exited, time: now,
                             notify: region.definition.notifyOnExit,
                             reason: "filtered RSSI \(Int(strongest.rounded())) dBm below \(Int(exitRSSI)) dBm"))
                 }
@@ -180,7 +182,7 @@ public struct RegionMonitor: Sendable {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
-                            regionID: region.definition.id, kind: .determinedOutside, time: now, notify: false,
+                            regionID: region.definition.key, kind: .determinedOutside, time: now, notify: false,
                             reason: "nothing strong enough to enter for \(timeout.configurationText)"))
                 }
             case .outside:

@@ -14,6 +14,7 @@ public struct RegionTransition: Sendable, Equatable {
         case determinedOutside
     }
 
+    /// The region's key (`RegionDefinition.key`): its id, or `owner/id` for a client's.
     public var regionID: String
     public var kind: Kind
     public var time: Timestamp

@@ -10,7 +10,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     public static func milliseconds(_ ms: Int64) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: ms * 1_000)
+        let (micros, overflow) = ms.multipliedReportingOverflow(by: 1_000)
+        return Timestamp(microsecondsSinceEpoch: overflow ? (ms < 0 ? .min : .max) : micros)
     }
 
     public var millisecondsSinceEpoch: Int64 { microsecondsSinceEpoch / 1_000 }
@@ -44,10 +45,12 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 }
 
 extension Duration {
-    /// Whole microseconds, truncated toward zero.
+    /// Whole microseconds, truncated toward zero; saturating at Int64's range.
     public var microseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return whole.saturatingAdd(attoseconds / 1_000_000_000_000)
     }
 
     /// Seconds as a floating-point number, for arithmetic in models.
@@ -94,6 +97,18 @@ struct CivilDate: Equatable {
 }
 
 extension Int64 {
+    /// `self + other`, clamped to Int64's range.
+    public func saturatingAdd(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other < 0 ? .min : .max) : sum
+    }
+
+    /// `self - other`, clamped to Int64's range.
+    public func saturatingSubtract(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
+    }
+
     /// Division rounding toward negative infinity, with a non-negative remainder.
     func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
         var q = self / divisor

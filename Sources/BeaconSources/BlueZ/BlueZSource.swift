@@ -213,7 +213,7 @@ struct BlueZSession {
 
     /// A device's properties: delivered as an advertisement when they carry a report.
     private mutating func received(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
-        guard remember(path, properties), let advertisement = devices[path]?.advertisement(at: WallClock.now()) else { return }
+        guard remember(path, properties), let advertisement = devices[path]?.advertisement(at: ServiceClock.now()) else { return }
         await deliver(.advertisement(advertisement))
     }
 

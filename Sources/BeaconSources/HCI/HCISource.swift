@@ -95,7 +95,7 @@ public struct HCISource: Sendable {
         var lastHeard = ContinuousClock.now
         while !control.isStopped {
             if let event = try scanner.next(timeout: .milliseconds(200)) {
-                emit(.event(.hciEvent(event[...], time: WallClock.now())))
+                emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
                 lastHeard = .now
             } else if ContinuousClock.now - lastHeard >= quietCheck {
                 guard channel.isAdapterUp else {

@@ -1,0 +1,87 @@
+import BeaconCore
+import DBus
+
+/// Which Beacon1 objects are on the bus, with the values last announced, and
+/// what to announce next: a pure value, so its rules are tested on a hand
+/// clock and the bus side only carries them out.
+///
+/// Objects appear and go (InterfacesAdded/Removed) and change
+/// (PropertiesChanged) at most once per `coalescing` each, only on a
+/// meaningful change, and at most `budget` announcements per reconciliation;
+/// beacons of configured venues come first, so a busy room delays strangers,
+/// never the venues. Objects still waiting to go keep serving the values they
+/// last announced.
+struct BeaconObjectLedger {
+    struct Entry {
+        var identity: BeaconIdentity
+        var properties: [(String, DBusValue)]
+        var announced: Timestamp
+    }
+
+    struct Changes {
+        var added: [Entry] = []
+        var removed: [BeaconIdentity] = []
+        var changed: [(BeaconIdentity, [String])] = []
+        var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+    }
+
+    var coalescing: Duration
+    var budget: Int
+    private(set) var exported: [BeaconIdentity: Entry] = [:]
+    /// When each recently removed object went: it may not come back before `coalescing` has passed.
+    private var departed: [BeaconIdentity: Timestamp] = [:]
+
+    init(coalescing: Duration, budget: Int) {
+        self.coalescing = coalescing
+        self.budget = budget
+    }
+
+    /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
+    mutating func reconcile(_ ranged: [RangedBeacon], now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]) -> Changes {
+        var changes = Changes()
+        var remaining = budget
+        departed = departed.filter { now - $0.value < coalescing }
+        let live = Set(ranged.map(\.identity))
+        for (identity, entry) in exported where !live.contains(identity) {
+            guard remaining > 0 else { break }
+            guard now - entry.announced >= coalescing else { continue }
+            exported[identity] = nil
+            departed[identity] = now
+            changes.removed.append(identity)
+            remaining -= 1
+        }
+        let venuesFirst = ranged.filter { $0.venueID != nil } + ranged.filter { $0.venueID == nil }
+        for beacon in venuesFirst {
+            guard remaining > 0 else { break }
+            let values = properties(beacon)
+            guard let old = exported[beacon.identity] else {
+                guard departed[beacon.identity] == nil else { continue }
+                let entry = Entry(identity: beacon.identity, properties: values, announced: now)
+                exported[beacon.identity] = entry
+                changes.added.append(entry)
+                remaining -= 1
+                continue
+            }
+            guard now - old.announced >= coalescing, Self.meaningfullyDifferent(old.properties, values) else { continue }
+            let names = zip(values, old.properties).filter { $0.0.1 != $0.1.1 }.map(\.0.0)
+            exported[beacon.identity] = Entry(identity: beacon.identity, properties: values, announced: now)
+            changes.changed.append((beacon.identity, names))
+            remaining -= 1
+        }
+        return changes
+    }
+
+    /// A change worth a signal: any text, flag or integer, or a number that moved by more than 5%.
+    static func meaningfullyDifferent(_ old: [(String, DBusValue)], _ new: [(String, DBusValue)]) -> Bool {
+        zip(old, new).contains { a, b in
+            switch (a.1, b.1) {
+            case (.double(let x), .double(let y)):
+                return abs(x - y) > 0.05 * max(abs(x), abs(y), 0.01)
+            case (.uint64, .uint64):
+                return false  // LastSeen moves with every packet: not a change by itself
+            default:
+                return a.1 != b.1
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// The service's bounds on what callers and a flood over the air can make it
+/// hold or send. The engine's own bounds are `EngineLimits`.
+public struct ServiceLimits: Sendable {
+    /// Regions one bus client may add.
+    public var regionsPerClient = 16
+    /// Regions all clients together may add: each costs work for every new beacon heard.
+    public var clientRegions = 256
+    /// Advertisements waiting for the engine; past this they are dropped and counted.
+    /// The engine takes about 2 µs each, so a full queue is 20 ms of work.
+    public var advertisementQueue = 10_000
+    /// Beacon objects added, removed or changed per publication (5 a second):
+    /// at most 100 such signals a second however busy the room.
+    public var objectChangesPerPublication = 20
+    /// The longest a RequestNearestVenue may wait, in milliseconds (5 minutes).
+    public var longestWait: UInt32 = 300_000
+    /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this often per object.
+    public var coalescing: Duration = .seconds(1)
+
+    public init() {}
+}

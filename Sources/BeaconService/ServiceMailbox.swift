@@ -1,0 +1,77 @@
+import BeaconSources
+import Synchronization
+
+/// The engine owner's inbox, in two queues so that a flood of advertisements
+/// never delays a D-Bus request, a reload or the passing of time.
+///
+/// Advertisements wait in a bounded queue: past `capacity` new ones are
+/// dropped and counted (the service logs and publishes the count), so memory
+/// stays bounded and the engine never works through a backlog judged against
+/// a clock that has moved on. The owner takes everything at once and handles
+/// control first, then advertisements, then lets time pass.
+final class ServiceMailbox: Sendable {
+    enum Control: Sendable {
+        case request(ServiceRequest)
+        case availability(Bool, reason: String)
+        case sourceEnded(String)
+        case tick
+    }
+
+    struct Batch {
+        var control: [Control]
+        var advertisements: [SourceEvent]
+        /// Advertisements dropped since the service started.
+        var dropped: UInt64
+    }
+
+    private struct Queues {
+        var control: [Control] = []
+        var advertisements: [SourceEvent] = []
+        var dropped: UInt64 = 0
+    }
+
+    let capacity: Int
+    private let queues = Mutex(Queues())
+    private let wake: AsyncStream<Void>.Continuation
+    /// One element whenever something was posted since the last `take()`.
+    let wakeups: AsyncStream<Void>
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func post(_ control: Control) {
+        queues.withLock { $0.control.append(control) }
+        wake.yield()
+    }
+
+    /// A source's event: availability goes with control, the rest is bounded.
+    func post(_ event: SourceEvent) {
+        if case .availability(let available, let reason) = event {
+            post(.availability(available, reason: reason))
+            return
+        }
+        let accepted = queues.withLock { queues in
+            guard queues.advertisements.count < capacity else {
+                queues.dropped += 1
+                return false
+            }
+            queues.advertisements.append(event)
+            return true
+        }
+        if accepted { wake.yield() }
+    }
+
+    func take() -> Batch {
+        queues.withLock { queues in
+            defer {
+                queues.control.removeAll(keepingCapacity: true)
+                queues.advertisements.removeAll(keepingCapacity: true)
+            }
+            return Batch(control: queues.control, advertisements: queues.advertisements, dropped: queues.dropped)
+        }
+    }
+
+    func finish() { wake.finish() }
+}
