@@ -167,12 +167,20 @@ import Testing
                 manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
             except dbus.exceptions.DBusException as error:
                 print(error.get_dbus_name())
+            # A configured region's id is the client's to use too: its own region, under its own path.
+            own = manager.StartMonitoring("caffe-macs", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(2)}, {})
+            print(own != "/org/beacond/region/caffe_2dmacs", manager.RequestState("caffe-macs") in ("unknown", "outside", "inside"))
             """)
         #expect(added.status == 0, "\(added.stderr)")
-        #expect(added.stdout.split(separator: "\n") == ["/org/beacond/region/mine", "True 1", "org.beacond.Error.RegionExists"])
-        // The python process has left the bus: its region is gone (an event beacond logs).
+        let lines = added.stdout.split(separator: "\n")
+        #expect(lines.count == 4, "\(added.stdout)")
+        #expect(lines.first?.hasPrefix("/org/beacond/client/") == true && lines.first?.hasSuffix("/mine") == true)
+        #expect(lines.dropFirst() == ["True 1", "org.beacond.Error.RegionExists", "True True"])
+        // The python process has left the bus: its regions are gone (an event beacond logs), the configured one stays.
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !service.logText.contains("region mine removed") { usleep(50_000) }
+        while Date() < deadline, !service.logText.contains("/caffe-macs removed: its owner left") { usleep(50_000) }
+        #expect(service.logText.contains("/mine removed: its owner left"))
+        #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
         let after = try service.call("RequestState", ["s", "mine"])
         #expect(after.status != 0)
     }

@@ -20,11 +20,13 @@ public struct BeaconEngine: Sendable {
     private var tracks: [BeaconIdentity: BeaconTrack] = [:]
     private var ranged: [BeaconIdentity: RangedBeacon] = [:]
     private var transitions: [RegionTransition] = []
-    /// Tracked beacons by when they were last heard: those that mark no
-    /// configured venue, and those that do (evicted only by venue beacons).
+    /// Tracked beacons by when they were last heard, in the order they are
+    /// evicted: strangers (marking no configured venue) not ranged, then
+    /// ranged strangers (so a flood cannot churn the exported objects), then
+    /// venue beacons, which only another venue beacon can push out.
     private var strangers = RecencyList<BeaconIdentity>()
+    private var rangedStrangers = RecencyList<BeaconIdentity>()
     private var venueBeacons = RecencyList<BeaconIdentity>()
-    private var rangedStrangers = 0
 
     public init(configuration: Configuration, restored: EngineState = EngineState(), now: Timestamp) {
         self.configuration = configuration
@@ -66,9 +68,9 @@ public struct BeaconEngine: Sendable {
             at: sighting.time, interval: previousInterval, indices: track.regionIndices, identity: identity,
             into: &transitions)
         tracks[identity] = track
-        if track.venueIndex == nil { strangers.touch(identity) } else { venueBeacons.touch(identity) }
         flushTransitions(into: &events)
         rangeAndPublish(identity, now: sighting.time, into: &events)
+        list(identity)
     }
 
     /// The source lost or regained the radio. While it is down, beacons go
@@ -118,6 +120,9 @@ public struct BeaconEngine: Sendable {
     public func rangedBeacon(_ identity: BeaconIdentity) -> RangedBeacon? { ranged[identity] }
 
     public var nearestVenue: NearestVenue? { selector.current }
+
+    /// How many beacons the engine holds now (at most `limits.trackedBeacons`).
+    public var trackedBeacons: Int { tracks.count }
 
     public var state: EngineState {
         EngineState(
@@ -194,44 +199,54 @@ public struct BeaconEngine: Sendable {
     }
 
     /// After regions or venues changed: each track's regions, venue and
-    /// calibration, which eviction list it is on, and the ranged strangers' count.
+    /// calibration, and the eviction lists rebuilt in order of last sighting.
     private mutating func reindexTracks() {
         for (identity, var track) in tracks {
             let venue = venueIndex(for: identity)
             track.regionIndices = monitor.indices(matching: identity)
             track.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
-            if (venue == nil) != (track.venueIndex == nil) {
-                // Re-listed as most recently heard: a reload is no reason to evict it first.
-                if venue == nil { venueBeacons.remove(identity); strangers.touch(identity) }
-                else { strangers.remove(identity); venueBeacons.touch(identity) }
-            }
             track.venueIndex = venue
             tracks[identity] = track
         }
-        rangedStrangers = ranged.keys.count(where: { tracks[$0]?.venueIndex == nil })
+        strangers = RecencyList()
+        rangedStrangers = RecencyList()
+        venueBeacons = RecencyList()
+        for (identity, _) in tracks.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }) { list(identity) }
     }
 
-    /// Makes room for one more track within `limits.trackedBeacons`: the least
-    /// recently heard stranger goes first; a venue beacon only to make room
-    /// for another venue beacon. Returns false when a stranger finds no room.
+    /// Puts a beacon on the eviction list it belongs to now, as the most recently heard there.
+    private mutating func list(_ identity: BeaconIdentity) {
+        guard let track = tracks[identity] else { return }
+        if track.venueIndex != nil {
+            venueBeacons.touch(identity)
+        } else if ranged[identity] != nil {
+            strangers.remove(identity)
+            rangedStrangers.touch(identity)
+        } else {
+            rangedStrangers.remove(identity)
+            strangers.touch(identity)
+        }
+    }
+
+    /// Makes room for one more track within `limits.trackedBeacons`, taking
+    /// the first of the eviction lists' least recently heard; a venue beacon
+    /// only to make room for another. Returns false when a stranger finds no room.
     private mutating func makeRoom(forVenueBeacon isVenueBeacon: Bool, into events: inout [EngineEvent]) -> Bool {
         guard tracks.count >= limits.trackedBeacons else { return true }
         evictions += 1
-        guard let victim = strangers.oldest ?? (isVenueBeacon ? venueBeacons.oldest : nil) else { return false }
+        guard let victim = strangers.oldest ?? rangedStrangers.oldest ?? (isVenueBeacon ? venueBeacons.oldest : nil) else {
+            return false
+        }
         forget(victim, into: &events)
         return true
     }
 
     private mutating func forget(_ identity: BeaconIdentity, into events: inout [EngineEvent]) {
-        guard let track = tracks.removeValue(forKey: identity) else { return }
-        if track.venueIndex == nil { strangers.remove(identity) } else { venueBeacons.remove(identity) }
-        unrange(identity, isStranger: track.venueIndex == nil, into: &events)
-    }
-
-    private mutating func unrange(_ identity: BeaconIdentity, isStranger: Bool, into events: inout [EngineEvent]) {
-        guard ranged.removeValue(forKey: identity) != nil else { return }
-        if isStranger { rangedStrangers -= 1 }
-        events.append(.beaconDisappeared(identity))
+        tracks[identity] = nil
+        strangers.remove(identity)
+        rangedStrangers.remove(identity)
+        venueBeacons.remove(identity)
+        if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
     }
 
     private mutating func flushTransitions(into events: inout [EngineEvent]) {
@@ -249,17 +264,18 @@ public struct BeaconEngine: Sendable {
         let venueID = track.venueIndex.map { configuration.venues[$0].id }
         let beacon = ranger.range(&track, now: now, venueID: venueID)
         tracks[identity] = track
-        let isStranger = track.venueIndex == nil
         if inside {
-            if ranged[identity] != nil {
-                ranged[identity] = beacon
-            } else if !isStranger || rangedStrangers < limits.rangedStrangers {
-                ranged[identity] = beacon
-                if isStranger { rangedStrangers += 1 }
-                events.append(.beaconAppeared(identity))
+            if ranged.updateValue(beacon, forKey: identity) == nil {
+                if track.venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
+                    ranged[identity] = nil
+                } else {
+                    events.append(.beaconAppeared(identity))
+                    list(identity)
+                }
             }
-        } else {
-            unrange(identity, isStranger: isStranger, into: &events)
+        } else if ranged.removeValue(forKey: identity) != nil {
+            events.append(.beaconDisappeared(identity))
+            list(identity)
         }
     }
 
