@@ -32,11 +32,15 @@ struct PolicyTests {
           </policy>
         """
 
-    static func service() throws -> ServiceBusTests.Service {
+    static func service(on bus: PrivateBus? = nil) throws -> ServiceBusTests.Service {
+        try ServiceBusTests.Service(bus: bus ?? Self.bus(), user: "beacond")
+    }
+
+    static func bus() throws -> PrivateBus {
         let bus = try PrivateBus(policy: systemBusDefaults, includes: [TestSupport.repository("dist/dbus-1/org.beacond.conf")])
         // Other accounts must reach the socket and the repository's files.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bus.directory.path)
-        return try ServiceBusTests.Service(bus: bus, user: "beacond")
+        return bus
     }
 
     /// busctl against the service's bus as `user` (nil: root, as the test runs).
@@ -78,6 +82,52 @@ struct PolicyTests {
             service, as: "nobody", ["call", "org.beacond", "/org/beacond", "org.freedesktop.DBus.Introspectable", "Introspect"])
         #expect(introspection.status == 0, "\(introspection.stderr)")
         #expect(introspection.stdout.contains("org.beacond.Manager1"))
+        // But not the trees below it, whose object names say which beacons and venues are near.
+        for path in ["/org/beacond/beacon", "/org/beacond/venue", "/org/beacond/region/caffe_2dmacs"] {
+            let below = try Self.busctl(service, as: "nobody", ["call", "org.beacond", path, "org.freedesktop.DBus.Introspectable", "Introspect"])
+            #expect(below.status != 0 && below.stderr.contains("Access denied"), "\(path): \(below.stdout)")
+            let member = try Self.busctl(service, as: "beacond-tester", ["call", "org.beacond", path, "org.freedesktop.DBus.Introspectable", "Introspect"])
+            #expect(member.status == 0, "\(path): \(member.stderr)")
+        }
+    }
+
+    /// A match rule on beacond's signals (as `gdbus monitor --dest` adds)
+    /// brings a member every signal and a non-member none.
+    @Test func onlyMembersReceiveTheSignals() throws {
+        let bus = try Self.bus()
+        let directory = try TestSupport.temporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        var monitors: [(user: String, log: URL, process: Process)] = []
+        defer { for monitor in monitors { monitor.process.killAndWait() } }
+        for user in ["beacond-tester", "nobody"] {
+            let log = directory.appendingPathComponent("\(user).txt")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let command = try TestSupport.asUser(user) + [
+                TestSupport.tool("stdbuf")!, "-oL", TestSupport.tool("gdbus")!, "monitor", "--address", bus.address, "--dest", "org.beacond",
+            ]
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            process.standardOutput = try FileHandle(forWritingTo: log)
+            try process.run()
+            monitors.append((user, log, process))
+        }
+        func text(_ log: URL) -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        // Both are watching before the service exists (gdbus says so once it has its match rule).
+        let ready = Date().addingTimeInterval(20)
+        while Date() < ready, !monitors.allSatisfy({ text($0.log).contains("does not have an owner") }) { usleep(50_000) }
+        let service = try Self.service(on: bus)
+        let deadline = Date().addingTimeInterval(40)
+        let member = monitors[0].log
+        while Date() < deadline, !(text(member).contains("NearestVenueChanged") && text(member).contains("InterfacesAdded")) {
+            usleep(100_000)
+        }
+        #expect(text(member).contains("org.beacond.Manager1.NearestVenueChanged"), "\(text(member))\n\(service.logText)")
+        #expect(text(member).contains("org.freedesktop.DBus.ObjectManager.InterfacesAdded"))
+        let outsider = text(monitors[1].log)
+        for member in ["RegionEntered", "NearestVenueChanged", "InterfacesAdded", "PropertiesChanged"] {
+            #expect(!outsider.contains(member), "nobody received \(member):\n\(outsider)")
+        }
     }
 
     @Test func nobodyCanTakeTheNameFromBeacond() throws {
