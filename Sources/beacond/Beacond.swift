@@ -17,9 +17,14 @@ enum BeacondVersion {
     static let string = "0.1.0"
 }
 
-extension SourceSpec: ExpressibleByArgument {
-    public init?(argument: String) {
-        guard let spec = try? SourceSpec(parsing: argument) else { return nil }
-        self = spec
+extension SourceSpec {
+    /// For `@Option(transform:)`, so the reason a source is refused reaches
+    /// the user (an `ExpressibleByArgument` that returns nil hides it).
+    static func argument(_ text: String) throws -> SourceSpec {
+        do {
+            return try SourceSpec(parsing: text)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 }

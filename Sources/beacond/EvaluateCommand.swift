@@ -19,7 +19,7 @@ struct EvaluateCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "simulate[:SCENARIO]: a scenario name in scenarios/ beside the configuration, or a path.")
+    @Option(help: "simulate[:SCENARIO]: a scenario name in scenarios/ beside the configuration, or a path.", transform: SourceSpec.argument)
     var source: SourceSpec?
 
     @Option(help: "A trace CSV with ground truth.")

@@ -21,7 +21,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "The configuration file.")
     var config = "beacons.yaml"
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)")
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)", transform: SourceSpec.argument)
     var source: SourceSpec?
 
     @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).")

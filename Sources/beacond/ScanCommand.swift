@@ -16,7 +16,7 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]")
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]", transform: SourceSpec.argument)
     var source: SourceSpec = .auto
 
     @Option(help: "The configuration file; simulate finds its scenarios beside it.")

@@ -63,6 +63,8 @@ import Testing
 
         var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+        var processIdentifier: Int32? { process?.processIdentifier }
+
         deinit { stop(signal: SIGKILL) }
 
         func busctl(_ arguments: [String]) throws -> TestSupport.Output {
