@@ -157,3 +157,19 @@ extension TimestampTests {
         #expect(Duration.nanoseconds(1999).microseconds == 1)
     }
 }
+
+/// A capture or a client can put any 64-bit number in a time: arithmetic on
+/// times clamps to the range instead of trapping.
+@Suite struct TimestampSaturationTests {
+    @Test func differencesAndOffsetsClampAtTheExtremes() {
+        let earliest = Timestamp(microsecondsSinceEpoch: .min)
+        let latest = Timestamp(microsecondsSinceEpoch: .max)
+        #expect((latest - earliest).microseconds == .max)
+        #expect((earliest - latest).microseconds == .min)
+        #expect((latest + .seconds(1)).microsecondsSinceEpoch == .max)
+        #expect((earliest - .seconds(1)).microsecondsSinceEpoch == .min)
+        #expect(Duration.seconds(Int64.max).microseconds == .max)
+        #expect(Timestamp.milliseconds(.max).microsecondsSinceEpoch == .max)
+        #expect((Timestamp.milliseconds(5) - Timestamp.milliseconds(2)).microseconds == 3_000)
+    }
+}

@@ -112,7 +112,8 @@ import Testing
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, !service.logText.contains(" ended: ") { usleep(50_000) }
         #expect(service.logText.contains("ended: replayed 6 HCI events"), "\(service.logText)")
-        #expect(try service.call("GetRangedBeacons", ["a{sv}", "0"]).status == 0)
+        let answer = try service.call("GetRangedBeacons", ["a{sv}", "0"])
+        #expect(answer.status == 0, "\(answer.stderr)\n\(service.logText)")
         // And a speed too small to mean anything is refused with the range.
         let refused = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(capture.path)@1e-300"])
         #expect(refused.status != 0)

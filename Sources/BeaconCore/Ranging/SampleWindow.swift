@@ -27,7 +27,7 @@ struct SampleWindow: Sendable {
 
     /// Median of the samples taken at or after `start` (and not older than `span` before `now`).
     func median(since start: Timestamp, now: Timestamp, span: Duration) -> (median: Double, count: Int)? {
-        let earliest = max(start.microsecondsSinceEpoch, now.microsecondsSinceEpoch - span.microseconds)
+        let earliest = max(start.microsecondsSinceEpoch, now.microsecondsSinceEpoch.saturatingSubtract(span.microseconds))
         var selected: [Double] = []
         selected.reserveCapacity(values.count)
         for index in values.indices where times[index] >= earliest { selected.append(values[index]) }

@@ -20,16 +20,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         lhs.microsecondsSinceEpoch < rhs.microsecondsSinceEpoch
     }
 
+    // Time arithmetic saturates instead of trapping: a capture or a client can
+    // put any 64-bit number in a timestamp, and the service must not crash on it.
+
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch + rhs.microseconds)
+        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch.saturatingAdd(rhs.microseconds))
     }
 
     public static func - (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch - rhs.microseconds)
+        Timestamp(microsecondsSinceEpoch: lhs.microsecondsSinceEpoch.saturatingSubtract(rhs.microseconds))
     }
 
     public static func - (lhs: Timestamp, rhs: Timestamp) -> Duration {
-        .microseconds(lhs.microsecondsSinceEpoch - rhs.microsecondsSinceEpoch)
+        .microseconds(lhs.microsecondsSinceEpoch.saturatingSubtract(rhs.microsecondsSinceEpoch))
     }
 
     /// ISO 8601 in UTC with microseconds, e.g. `2024-05-01T12:00:00.250000Z`.
