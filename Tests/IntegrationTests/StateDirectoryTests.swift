@@ -1,0 +1,52 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// The state directory refusing writes (full, read-only, wrong owner) and a
+/// planted temporary file: nothing is acknowledged that is not on disk, the
+/// log says so once, and nothing is written through a link.
+@Suite(
+    .serialized,
+    .enabled(
+        if: getuid() == 0 && getpwnam("beacond") != nil,
+        "needs root and the account beacond (root writes anywhere): run scripts/test.sh as root, or sudo dist/accounts.sh"))
+struct StateDirectoryTests {
+    typealias Service = ServiceBusTests.Service
+
+    static func preferredVenue(_ service: Service) throws -> String {
+        try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aSaveThatFailsIsRefusedSaidOnceAndTheValueKeptOnlyOnceSaved() throws {
+        let service = try Service(user: "beacond")
+        #expect(chmod(service.state.path, 0o500) == 0)
+        for venue in ["counter-2", "coffee-bar"] {
+            let refused = try service.call("SetPreferredVenue", ["s", venue])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("the preferred venue is unchanged"), "\(refused.stderr)")
+        }
+        #expect(try Self.preferredVenue(service) == "s \"\"")
+        #expect(service.logText.components(separatedBy: "cannot save state").count - 1 == 1, "\(service.logText)")
+        // Writable again: the next change is saved, and survives a restart.
+        #expect(chmod(service.state.path, 0o700) == 0)
+        #expect(try service.call("SetPreferredVenue", ["s", "counter-2"]).status == 0)
+        service.stop()
+        try service.start()
+        #expect(try Self.preferredVenue(service) == "s \"counter-2\"")
+    }
+
+    @Test func aPlantedTemporaryFileIsNeverWrittenThrough() throws {
+        let state = try TestSupport.temporaryDirectory()
+        let victim = try TestSupport.temporaryDirectory().appendingPathComponent("victim")
+        try Data("untouched".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(
+            atPath: state.appendingPathComponent("state.json.tmp").path, withDestinationPath: victim.path)
+        let service = try Service(state: state)
+        #expect(try service.call("SetPreferredVenue", ["s", "counter-2"]).status == 0)
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "untouched")
+        let saved = try String(contentsOf: service.state.appendingPathComponent("state.json"), encoding: .utf8)
+        #expect(saved.contains("counter-2"))
+        #expect(!FileManager.default.fileExists(atPath: service.state.appendingPathComponent("state.json.tmp").path))
+    }
+}
