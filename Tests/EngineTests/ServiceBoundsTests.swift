@@ -1,0 +1,103 @@
+@testable import BeaconCore
+@testable import BeaconService
+import BeaconSources
+import DBus
+import Foundation
+import Testing
+
+private typealias S = EngineTestSupport
+
+/// The service's bounds as plain values on a hand clock: the inbox that puts
+/// requests ahead of advertisements, the ledger that paces beacon objects on
+/// the bus, and the keeper that retries a failing save with backoff.
+@Suite struct ServiceBoundsTests {
+    static func advertisement(at time: Timestamp) -> SourceEvent {
+        .hciEvent([0x3E, 0x00][...], time: time)
+    }
+
+    @Test func theInboxBoundsAdvertisementsCountsDropsAndNeverDropsControl() {
+        let mailbox = ServiceMailbox(capacity: 3)
+        for n in 0..<5 { mailbox.post(Self.advertisement(at: S.t0 + .milliseconds(Int64(n)))) }
+        mailbox.post(.tick)
+        mailbox.post(.availability(available: false, reason: "gone"))
+        var batch = mailbox.take()
+        #expect(batch.advertisements.count == 3)
+        #expect(batch.dropped == 2)
+        #expect(batch.control.count == 2)
+        // Taken means gone; the drop count is since start.
+        mailbox.post(Self.advertisement(at: S.t0))
+        batch = mailbox.take()
+        #expect(batch.advertisements.count == 1 && batch.control.isEmpty && batch.dropped == 2)
+    }
+
+    static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {
+        RangedBeacon(
+            identity: identity, rssi: -60, filteredRSSI: -60, measuredPower: -59, distance: distance, accuracy: 0.1,
+            proximity: .near, lastSeen: S.t0, address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: venue)
+    }
+
+    static func properties(_ beacon: RangedBeacon) -> [(String, DBusValue)] {
+        [("Distance", .double(beacon.distance)), ("LastSeen", .uint64(UInt64(beacon.lastSeen.microsecondsSinceEpoch)))]
+    }
+
+    @Test func theLedgerPacesObjectsAndPutsVenueBeaconsFirst() {
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3)
+        let strangers = (0..<5).map { Self.ranged(S.identity(1_000, UInt16($0)), distance: 1) }
+        let venue = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
+        // Over budget: the venue beacon first, then strangers nearest first, the rest wait.
+        var changes = ledger.reconcile(strangers + [venue], now: S.t0, properties: Self.properties)
+        #expect(changes.added.map(\.identity) == [venue.identity, strangers[0].identity, strangers[1].identity])
+        changes = ledger.reconcile(strangers + [venue], now: S.t0 + .milliseconds(200), properties: Self.properties)
+        #expect(changes.added.count == 3 && ledger.exported.count == 6)
+        // Gone: each object is removed only once a second has passed since it was announced.
+        changes = ledger.reconcile([venue], now: S.t0 + .milliseconds(400), properties: Self.properties)
+        #expect(changes.removed.isEmpty)
+        changes = ledger.reconcile([venue], now: S.t0 + .milliseconds(1_100), properties: Self.properties)
+        #expect(Set(changes.removed) == [strangers[0].identity, strangers[1].identity])
+        changes = ledger.reconcile([venue], now: S.t0 + .milliseconds(1_300), properties: Self.properties)
+        #expect(changes.removed.count == 3)
+        #expect(ledger.exported.keys.sorted() == [venue.identity])
+        // Back at once: not before its second away has passed either.
+        changes = ledger.reconcile([venue, strangers[4]], now: S.t0 + .milliseconds(1_400), properties: Self.properties)
+        #expect(changes.added.isEmpty)
+        changes = ledger.reconcile([venue, strangers[4]], now: S.t0 + .milliseconds(2_400), properties: Self.properties)
+        #expect(changes.added.map(\.identity) == [strangers[4].identity])
+        // Changes: only meaningful ones (5 %), at most once a second; LastSeen alone is none.
+        var moved = venue
+        moved.distance = 9.1
+        moved.lastSeen = S.t0 + .seconds(3)
+        changes = ledger.reconcile([moved, strangers[4]], now: S.t0 + .milliseconds(3_000), properties: Self.properties)
+        #expect(changes.isEmpty)
+        moved.distance = 12
+        changes = ledger.reconcile([moved, strangers[4]], now: S.t0 + .milliseconds(3_100), properties: Self.properties)
+        #expect(changes.changed.map(\.1) == [["Distance", "LastSeen"]])
+        moved.distance = 20
+        changes = ledger.reconcile([moved, strangers[4]], now: S.t0 + .milliseconds(3_500), properties: Self.properties)
+        #expect(changes.isEmpty)
+    }
+
+    @Test func theKeeperRetriesWithBackoffAndSaysAFailureOnce() throws {
+        let blocked = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-blocked-\(UUID().uuidString)")
+        try Data("a file where the state directory should be".utf8).write(to: blocked)
+        var keeper = StateKeeper(store: StateStore(directory: blocked.path), saved: EngineState())
+        let changed = EngineState(regions: ["cafe": .inside])
+        guard case .failed(_, alreadySaid: false) = keeper.sync(changed, now: S.t0) else {
+            Issue.record("the first failure was not reported")
+            return
+        }
+        #expect(keeper.sync(changed, now: S.t0 + .milliseconds(500)) == .pending)
+        guard case .failed(_, alreadySaid: true) = keeper.sync(changed, now: S.t0 + .seconds(1)) else {
+            Issue.record("the retry after 1 s did not happen")
+            return
+        }
+        #expect(keeper.sync(changed, now: S.t0 + .milliseconds(2_500)) == .pending)  // now 2 s
+        // A caller's change is tried at once, whatever the backoff.
+        guard case .failed(_, alreadySaid: true) = keeper.sync(changed, now: S.t0 + .milliseconds(2_600), requested: true) else {
+            Issue.record("a requested save was not tried")
+            return
+        }
+        try FileManager.default.removeItem(at: blocked)
+        #expect(keeper.sync(changed, now: S.t0 + .seconds(60)) == .recovered(since: S.t0))
+        #expect(keeper.sync(changed, now: S.t0 + .seconds(61)) == .unchanged)
+    }
+}
