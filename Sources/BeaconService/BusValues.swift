@@ -33,7 +33,7 @@ enum BusValues {
             ("Distance", .double(beacon.distance)),
             ("Accuracy", .double(beacon.accuracy)),
             ("Proximity", .string(beacon.proximity.rawValue)),
-            ("LastSeen", .uint64(UInt64(max(0, ServiceClock.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)))),
+            ("LastSeen", .uint64(UInt64(max(0, ServiceClock.system.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)))),
             ("Address", .string(beacon.address.description)),
             ("Venue", .objectPath(beacon.venueID.map(BusPaths.venue) ?? "/")),
         ]

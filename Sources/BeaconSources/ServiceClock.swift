@@ -9,25 +9,38 @@ import Musl
 ///
 /// Timeouts must not follow the wall clock: a Raspberry Pi has no real-time
 /// clock, so NTP steps it by hours after boot, and an operator may set it
-/// back. `now()` is the wall clock as it was when the process started plus
-/// the time elapsed since on `CLOCK_BOOTTIME` (monotonic, and counting a
-/// suspend, during which beacons really were not heard). It reads like Unix
-/// time, so logs and replays need no conversion, but it never steps;
-/// `wallTime(of:)` gives the wall-clock time of such a reading for clients.
-public enum ServiceClock {
-    private static let anchor = (wall: realtime(), boot: boottime())
+/// back. `now()` is the wall clock as it was when the clock was made plus the
+/// time elapsed since on a monotonic clock (`CLOCK_BOOTTIME`, which also
+/// counts a suspend, during which beacons really were not heard). It reads
+/// like Unix time, so logs and replays need no conversion, but it never
+/// steps; `wallTime(of:)` gives the wall-clock time of such a reading for clients.
+public struct ServiceClock: Sendable {
+    /// The process's clock, anchored at its first use.
+    public static let system = ServiceClock(
+        wall: { read(CLOCK_REALTIME) }, monotonic: { read(CLOCK_BOOTTIME) })
 
-    public static func now() -> Timestamp {
-        anchor.wall + (boottime() - anchor.boot)
+    private let wall: @Sendable () -> Timestamp
+    private let monotonic: @Sendable () -> Timestamp
+    private let anchor: (wall: Timestamp, monotonic: Timestamp)
+
+    /// A clock on the given readings: the system's, or a test's hand-driven ones.
+    public init(wall: @escaping @Sendable () -> Timestamp, monotonic: @escaping @Sendable () -> Timestamp) {
+        self.wall = wall
+        self.monotonic = monotonic
+        anchor = (wall(), monotonic())
+    }
+
+    public func now() -> Timestamp {
+        anchor.wall + (monotonic() - anchor.monotonic)
     }
 
     /// When `time` (a reading of `now()`) was on the wall clock as it reads now.
-    public static func wallTime(of time: Timestamp) -> Timestamp {
-        realtime() - (now() - time)
+    public func wallTime(of time: Timestamp) -> Timestamp {
+        wall() - (now() - time)
     }
 
-    private static func realtime() -> Timestamp { read(CLOCK_REALTIME) }
-    private static func boottime() -> Timestamp { read(CLOCK_BOOTTIME) }
+    /// `system.now()`.
+    public static func now() -> Timestamp { system.now() }
 
     private static func read(_ clock: clockid_t) -> Timestamp {
         var spec = timespec()

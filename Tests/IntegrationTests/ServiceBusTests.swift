@@ -17,6 +17,7 @@ import Testing
         /// Runs beacond as this account (through `setpriv`), as systemd would.
         let user: String?
 
+
         init(
             bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String = "simulate",
             user: String? = nil
