@@ -83,6 +83,11 @@ enum Inputs {
         BeaconIdentity(uuid: uuid, major: UInt16(beacon / 1000), minor: UInt16(beacon % 1000))
     }
 
+    /// A stranger: the region's UUID, majors from 1,000 up (no venue's).
+    static func stranger(_ n: Int) -> BeaconIdentity {
+        BeaconIdentity(uuid: uuid, major: UInt16(1_000 + n / 1_000), minor: UInt16(n % 1_000))
+    }
+
     /// A made-up but repeatable RSSI: each beacon at its own level, a few dB of noise.
     static func rssi(beacon: Int, step: Int) -> Int8 {
         Int8(-48 - (beacon * 7) % 35 - (beacon &+ step &* 13) % 5)
@@ -93,13 +98,21 @@ enum Inputs {
 /// service's pipeline (decoder → engine), with a tick every 200 ms of
 /// advertisement time. The engine lives across iterations and time keeps
 /// advancing, so iterations measure the steady state of a room, not start-up.
+///
+/// With `strangers`, that many more identities of the region's UUID (no
+/// venue's) are in view, each advertising once a second: a flood of distinct
+/// identities, which the engine's caps must absorb at the same cost per
+/// advertisement.
 final class PipelineRun {
     static let interval: Int64 = 100_000  // µs between one beacon's advertisements (10 Hz)
     static let tickEvery: Int64 = 200_000  // µs
 
     let beacons: Int
-    /// One second of the room: 10 slots × N beacons, each its own HCI event.
+    let strangers: Int
+    /// One second of the room, in time order: each advertisement's HCI event
+    /// and its time within the second (µs).
     private(set) var schedule: [[UInt8]] = []
+    private var offsets: [Int64] = []
     private var engine: BeaconEngine?
     private var decoder = AdvertisementDecoder()
     private var events: [EngineEvent]? = []
@@ -110,18 +123,25 @@ final class PipelineRun {
     private var fedTime: Duration = .zero
     private var fed = 0
 
-    init(beacons: Int) { self.beacons = beacons }
+    init(beacons: Int, strangers: Int = 0) {
+        self.beacons = beacons
+        self.strangers = strangers
+    }
 
     func prepare() {
         guard engine == nil else { return }
-        schedule.reserveCapacity(beacons * 10)
+        let strangersPerSlot = strangers / 10
+        let perSlot = beacons + strangersPerSlot
+        schedule.reserveCapacity(perSlot * 10)
         for slot in 0..<10 {
-            for beacon in 0..<beacons {
-                let identity = Inputs.identity(beacon)
+            for entry in 0..<perSlot {
+                let identity = entry < beacons ? Inputs.identity(entry) : Inputs.stranger(slot * strangersPerSlot + entry - beacons)
                 schedule.append(
                     Inputs.event(
-                        Inputs.payload(major: identity.major, minor: identity.minor), beacon: beacon,
-                        rssi: Inputs.rssi(beacon: beacon, step: slot)))
+                        Inputs.payload(major: identity.major, minor: identity.minor), beacon: entry,
+                        rssi: Inputs.rssi(beacon: entry, step: slot)))
+                // Spread evenly over each 100 ms slot, as unsynchronised radios are.
+                offsets.append(Int64(slot) * Self.interval + Int64(entry) * Self.interval / Int64(perSlot))
             }
         }
         engine = BeaconEngine(
@@ -129,7 +149,7 @@ final class PipelineRun {
             now: Timestamp(microsecondsSinceEpoch: start))
         nextTick = start + Self.tickEvery
         events!.reserveCapacity(4 * beacons)
-        feed(beacons * 20)  // two seconds: every beacon tracked, the region inside, venues in play
+        feed(schedule.count * 2)  // two seconds: every beacon tracked, the region inside, venues in play
         (fedTime, fed) = (.zero, 0)
     }
 
@@ -146,17 +166,13 @@ final class PipelineRun {
             fedTime += began.duration(to: clock.now)
             fed += count
         }
-        let perSecond = beacons * 10
+        let perSecond = schedule.count
         var next = self.next
         var nextTick = self.nextTick
         for _ in 0..<count {
             let second = next / perSecond
             let index = next % perSecond
-            let slot = index / beacons
-            let beacon = index % beacons
-            // Beacons spread evenly over each 100 ms slot, as unsynchronised radios are.
-            let time = start + Int64(second) * 1_000_000 + Int64(slot) * Self.interval
-                + Int64(beacon) * Self.interval / Int64(beacons)
+            let time = start + Int64(second) * 1_000_000 + offsets[index]
             let now = Timestamp(microsecondsSinceEpoch: time)
             decoder.decode(event: schedule[index][...], at: now) { engine.ingest($0, into: &events) }
             if time >= nextTick {
@@ -177,9 +193,10 @@ final class PipelineRun {
     var summary: String {
         let seconds = Double(fedTime.components.seconds) + Double(fedTime.components.attoseconds) / 1e18
         let mean = seconds / Double(max(fed, 1))
-        return "pipeline: \(beacons) beacons: mean \(Int((mean * 1e9).rounded())) ns per advertisement, "
+        let who = strangers == 0 ? "\(beacons) beacons" : "\(beacons) beacons + \(strangers) strangers"
+        return "pipeline: \(who): mean \(Int((mean * 1e9).rounded())) ns per advertisement, "
             + "\(Int((1 / mean / 1e3).rounded())) K advertisements/s over \(fed) advertisements; "
-            + "\(engine!.rangedBeacons().count) ranged, nearest \(engine!.nearestVenue?.venueID ?? "none"), "
+            + "\(engine!.trackedBeacons) tracked, \(engine!.rangedBeacons().count) ranged, \(engine!.evictions) evictions, nearest \(engine!.nearestVenue?.venueID ?? "none"), "
             + "\(decoder.iBeacons) of \(decoder.advertisements) reports iBeacons, \(decoder.malformed) malformed"
     }
 }
@@ -191,6 +208,9 @@ func trackingEngine(beacons: Int, sightings: Int) -> BeaconEngine {
     var engine = BeaconEngine(
         configuration: Inputs.configuration(beacons: beacons, venues: false),
         now: Timestamp(microsecondsSinceEpoch: start))
+    // The cost of a tracked beacon, not the caps: room for all of them.
+    engine.limits.trackedBeacons = beacons
+    engine.limits.rangedStrangers = beacons
     var events: [EngineEvent] = []
     for round in 0..<sightings {
         for beacon in 0..<beacons {
@@ -266,6 +286,21 @@ let benchmarks: @Sendable () -> Void = {
         let run = PipelineRun(beacons: beacons)
         Benchmark(
             "pipeline: \(beacons) beacons",
+            configuration: .init(scalingFactor: .kilo, maxDuration: .seconds(10)),
+            closure: { benchmark in
+                run.prepare()
+                benchmark.startMeasurement()
+                run.feed(benchmark.scaledIterations.count)
+            },
+            teardown: { print(run.summary) })
+    }
+
+    // (g) A flood: 100 venue beacons beside 10,000 or 100,000 distinct strangers
+    // (each once a second), per advertisement as (d); the caps bound the engine.
+    for strangers in [10_000, 100_000] {
+        let run = PipelineRun(beacons: 100, strangers: strangers)
+        Benchmark(
+            "pipeline: 100 beacons + \(strangers) strangers",
             configuration: .init(scalingFactor: .kilo, maxDuration: .seconds(10)),
             closure: { benchmark in
                 run.prepare()
