@@ -88,15 +88,29 @@ import Testing
         }
     }
 
-    /// Starts dbus-monitor and waits until it is a monitor: it then prints
-    /// NameLost for its own unique name, so nothing sent later is missed.
-    static func startMonitor(_ monitor: Process, log: URL) throws {
-        try monitor.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("member=NameLost") {
-            usleep(10_000)
+    /// dbus-monitor on a bus with match rules, started and waited for: once a
+    /// monitor it prints NameLost for its own unique name, so nothing sent
+    /// later is missed. Stopped when released.
+    final class BusMonitor {
+        let process = Process()
+        let log: URL
+        let started = Date()
+
+        init(_ bus: PrivateBus, rules: [String]) throws {
+            log = try TestSupport.temporaryDirectory().appendingPathComponent("monitor.txt")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            process.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
+            process.arguments = ["--address", bus.address] + rules
+            process.standardOutput = try FileHandle(forWritingTo: log)
+            try process.run()
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !captured.contains("member=NameLost") { usleep(10_000) }
+            try #require(captured.contains("member=NameLost"), "dbus-monitor did not start")
         }
-        try #require(((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("member=NameLost"), "dbus-monitor did not start")
+
+        var captured: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+        deinit { process.killAndWait() }
     }
 
     @Test func aPythonClientGetsTheNearestVenue() throws {
@@ -190,22 +204,16 @@ import Testing
 
     @Test func signalsObjectsAndIntrospection() throws {
         let bus = try PrivateBus()
-        let monitorLog = try TestSupport.temporaryDirectory().appendingPathComponent("monitor.txt")
-        _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
-        monitor.arguments = [
-            "--address", bus.address, "type='signal',interface='org.beacond.Manager1'",
-            "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
-            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
-        ]
-        monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
-        try Self.startMonitor(monitor, log: monitorLog)
-        let monitorStart = Date()
-        defer { monitor.killAndWait() }
+        let monitor = try BusMonitor(
+            bus,
+            rules: [
+                "type='signal',interface='org.beacond.Manager1'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
+                "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
+            ])
+        let monitorStart = monitor.started
         let service = try Service(bus: bus)
         let deadline = Date().addingTimeInterval(20)
-        func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
+        func captured() -> String { monitor.captured }
         while Date() < deadline, !(captured().contains("member=RegionEntered") && captured().contains("member=NearestVenueChanged")) {
             usleep(100_000)
         }
@@ -388,14 +396,7 @@ import Testing
             """.utf8
         ).write(to: configuration)
         let bus = try PrivateBus()
-        let monitorLog = directory.appendingPathComponent("monitor.txt")
-        _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
-        monitor.arguments = ["--address", bus.address, "type='signal',interface='org.beacond.Manager1'"]
-        monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
-        try Self.startMonitor(monitor, log: monitorLog)
-        defer { monitor.killAndWait() }
+        let monitor = try BusMonitor(bus, rules: ["type='signal',interface='org.beacond.Manager1'"])
         let service = try Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@4")
@@ -425,7 +426,7 @@ import Testing
         #expect(lines.last == "reloaded")
 
         // After the end (24 s of log at 4×): availability, exits, and no venue.
-        func captured() -> String { (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? "" }
+        func captured() -> String { monitor.captured }
         func afterEnd() -> Substring? {
             let log = service.logText
             return log.range(of: " ended: ").map { log[$0.upperBound...] }

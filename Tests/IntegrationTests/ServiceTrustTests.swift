@@ -164,15 +164,7 @@ import Testing
         let seconds = 25
         let capture = try Self.floodCapture(rate: rate, seconds: seconds)
         let bus = try PrivateBus()
-        let directory = try TestSupport.temporaryDirectory()
-        let monitorLog = directory.appendingPathComponent("monitor.txt")
-        _ = FileManager.default.createFile(atPath: monitorLog.path, contents: nil)
-        let monitor = Process()
-        monitor.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
-        monitor.arguments = ["--address", bus.address, "type='signal',sender='org.beacond'"]
-        monitor.standardOutput = try FileHandle(forWritingTo: monitorLog)
-        try ServiceBusTests.startMonitor(monitor, log: monitorLog)
-        defer { monitor.killAndWait() }
+        let monitor = try ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='org.beacond'"])
         let service = try Service(bus: bus, source: "replay:\(capture.path)")
         let watched = try service.python(
             """
@@ -207,8 +199,7 @@ import Testing
         #expect(largest <= 1 + 100 + 20, "\(largest) beacon objects")
         #expect(!service.logText.contains("region caffe-macs exited"))
         // Signals: a few generations of ranged strangers, not one per advertisement.
-        let captured = (try? String(contentsOf: monitorLog, encoding: .utf8)) ?? ""
-        let added = captured.components(separatedBy: "member=InterfacesAdded").count - 1
+        let added = monitor.captured.components(separatedBy: "member=InterfacesAdded").count - 1
         #expect(added <= 400, "\(added) InterfacesAdded in \(seconds) s")
         // Memory stays bounded by the caps (a debug build holds ~30 MB before any beacon).
         #expect(Self.residentMegabytes(of: service) < 120)
