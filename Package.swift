@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconService"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService"]
         ),
         .testTarget(
             name: "SourcesTests",

@@ -1,28 +1,48 @@
 import BeaconCore
 
-/// Band accuracy, median distance error and band switches of one ranger.
+/// Band accuracy, median distance error, accuracy coverage and band switches of one ranger.
 public struct BandScore: Sendable, Equatable {
     public var samples = 0
     public var correctBands = 0
     public var switches = 0
+    /// Estimates that came with an accuracy, and those whose truth lay within it.
+    public var withAccuracy = 0
+    public var covered = 0
+    /// Estimates made while the beacon said the listener was stationary.
+    public var stationary = 0
     private var errors: [Double] = []
     private var lastBand: [BeaconIdentity: Proximity] = [:]
 
     public init() {}
 
     /// One estimate against the truth. `distance` is `nil` when unknown, which
-    /// counts as a wrong band and is left out of the distance error.
+    /// counts as a wrong band and is left out of the distance error; `accuracy`
+    /// is `nil` for a ranger that claims none.
     public mutating func record(
-        _ identity: BeaconIdentity, band: Proximity, distance: Double?, trueDistance: Double, bands: ProximityBands
+        _ identity: BeaconIdentity, band: Proximity, distance: Double?, accuracy: Double?, isStationary: Bool,
+        trueDistance: Double, bands: ProximityBands
     ) {
         samples += 1
         if band == bands.band(for: trueDistance) { correctBands += 1 }
-        if let distance { errors.append(abs(distance - trueDistance)) }
+        if let distance {
+            errors.append(abs(distance - trueDistance))
+            if let accuracy {
+                withAccuracy += 1
+                if abs(distance - trueDistance) <= accuracy { covered += 1 }
+            }
+        }
+        if isStationary { stationary += 1 }
         if let previous = lastBand[identity], previous != band { switches += 1 }
         lastBand[identity] = band
     }
 
     public var bandAccuracy: Double { samples == 0 ? 0 : Double(correctBands) / Double(samples) }
+
+    /// Share of estimates with `|distance − truth| ≤ accuracy`: about 68 % for
+    /// an honest one-sigma accuracy; `nil` for a ranger that claims none.
+    public var coverage: Double? { withAccuracy == 0 ? nil : Double(covered) / Double(withAccuracy) }
+
+    public var stationaryShare: Double { samples == 0 ? 0 : Double(stationary) / Double(samples) }
 
     public var medianError: Double {
         guard !errors.isEmpty else { return .nan }

@@ -13,6 +13,9 @@ public struct SimulationEvaluation: Sendable {
     public var beacond: Method
     public var baselines: [Method]
     public var regions: RegionScore
+    /// Share of standing and of walking ticks at which beacond said the listener was stationary.
+    public var stationaryStanding: Double
+    public var stationaryWalking: Double
     public var scenarioName: String
     public var duration: Duration
     public var advertisements: Int
@@ -38,6 +41,7 @@ public struct SimulationEvaluation: Sendable {
         var pending = simulator.next()
         var nextTick: Duration = .zero
         var received = 0
+        var stationaryTicks = (standing: 0, standingStill: 0, walking: 0, walkingStill: 0)
         while nextTick < trajectory.duration {
             let tickTime = origin + nextTick
             while let reception = pending, reception.advertisement.time <= tickTime {
@@ -64,6 +68,14 @@ public struct SimulationEvaluation: Sendable {
             let nearest = truth.nearestVenues(at: nextTick)
             ticks.append(VenueScore.Tick(time: nextTick, truth: nearest.first, acceptable: nearest, stop: segment?.stop))
             answers[0].append(engine.nearestVenue.flatMap { $0.source == .ranging ? $0.venueID : nil })
+            let still = engine.nearestVenue?.isStationary ?? false
+            if segment?.stop != nil {
+                stationaryTicks.standing += 1
+                if still { stationaryTicks.standingStill += 1 }
+            } else {
+                stationaryTicks.walking += 1
+                if still { stationaryTicks.walkingStill += 1 }
+            }
             for (index, ranger) in baselineRangers.enumerated() {
                 answers[index + 1].append(ranger.nearestVenue(configuration.venues, now: tickTime))
             }
@@ -72,12 +84,13 @@ public struct SimulationEvaluation: Sendable {
                     let ranged = engine.rangedBeacon(identity)
                     let known = ranged.flatMap { $0.proximity == .unknown ? nil : $0 }
                     bandScores[0].record(
-                        identity, band: known?.proximity ?? .unknown, distance: known?.distance, trueDistance: distance,
-                        bands: bands)
+                        identity, band: known?.proximity ?? .unknown, distance: known?.distance, accuracy: known?.accuracy,
+                        isStationary: known?.isStationary ?? false, trueDistance: distance, bands: bands)
                     for (index, ranger) in baselineRangers.enumerated() {
                         bandScores[index + 1].record(
                             identity, band: ranger.proximity(identity, now: tickTime),
-                            distance: ranger.distance(identity, now: tickTime), trueDistance: distance, bands: bands)
+                            distance: ranger.distance(identity, now: tickTime), accuracy: nil, isStationary: false,
+                            trueDistance: distance, bands: bands)
                     }
                 }
             }
@@ -91,6 +104,8 @@ public struct SimulationEvaluation: Sendable {
                 bands: bandScores[index + 1])
         }
         regions = regionScore
+        stationaryStanding = Double(stationaryTicks.standingStill) / Double(max(1, stationaryTicks.standing))
+        stationaryWalking = Double(stationaryTicks.walkingStill) / Double(max(1, stationaryTicks.walking))
         scenarioName = scenario.name
         duration = trajectory.duration
         advertisements = received

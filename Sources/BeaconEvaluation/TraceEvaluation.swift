@@ -1,29 +1,36 @@
 import BeaconCore
 
-/// Runs beacond's ranger and both baselines over a trace, row by row.
+/// Runs beacond's engine and both baselines over a trace, row by row.
 public struct TraceEvaluation: Sendable {
-    /// beacond's estimate right after a row was processed (the `--estimates` CSV).
+    /// beacond's answer right after a row was processed (the `--estimates` CSV).
     public struct Estimate: Sendable, Equatable {
         public var row: Trace.Row
         public var distance: Double?
         public var accuracy: Double?
         public var proximity: Proximity
+        /// The row's beacon says the listener has not moved.
+        public var isStationary: Bool
+        /// The engine's nearest venue and its margin over the runner-up.
+        public var nearestVenue: String?
+        public var venueMargin: Double?
+        public var listenerStationary: Bool
     }
 
     public var beacond = BandScore()
     public var baselines: [BaselineRanger.Kind: BandScore] = [:]
+    public var venues = TraceVenueScore()
     public private(set) var estimates: [Estimate] = []
     public let rows: Int
 
-    /// - Parameter settings: the `ranging` figures from `beacons.yaml` (path-loss exponent, bands).
-    public init(trace: Trace, settings: RangingSettings = RangingSettings()) {
+    /// Each beacon of the trace is a venue of its own unless one of
+    /// `configuration`'s venues matches it; one region per UUID of the trace
+    /// monitors and ranges every beacon. The ranging figures (path-loss
+    /// exponent, bands, switch margin) are `configuration`'s.
+    public init(trace: Trace, configuration base: Configuration = Configuration()) {
         rows = trace.rows.count
+        let settings = base.ranging
         let bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
-        // One region per UUID in the trace, so every beacon is monitored and ranged.
-        let uuids = Array(Set(trace.rows.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
-        let configuration = Configuration(
-            ranging: settings,
-            regions: uuids.map { RegionDefinition(id: $0.uuidString, constraint: BeaconConstraint(uuid: $0)) })
+        let configuration = Self.configuration(for: trace, base: base)
         let origin = Timestamp.milliseconds(0)
         var engine = BeaconEngine(configuration: configuration, now: origin)
         var baselineRangers = BaselineRanger.Kind.allCases.map { BaselineRanger(kind: $0, settings: settings) }
@@ -37,19 +44,45 @@ public struct TraceEvaluation: Sendable {
             events.removeAll(keepingCapacity: true)
             let ranged = engine.rangedBeacon(row.identity)
             let known = ranged.flatMap { $0.proximity == .unknown ? nil : $0 }
+            let nearest = engine.nearestVenue.flatMap { $0.source == .ranging ? $0 : nil }
             estimates.append(
-                Estimate(row: row, distance: known?.distance, accuracy: known?.accuracy, proximity: known?.proximity ?? .unknown))
+                Estimate(
+                    row: row, distance: known?.distance, accuracy: known?.accuracy, proximity: known?.proximity ?? .unknown,
+                    isStationary: known?.isStationary ?? false, nearestVenue: nearest?.venueID, venueMargin: nearest?.margin,
+                    listenerStationary: nearest?.isStationary ?? false))
             beacond.record(
-                row.identity, band: known?.proximity ?? .unknown, distance: known?.distance,
-                trueDistance: row.trueDistance, bands: bands)
+                row.identity, band: known?.proximity ?? .unknown, distance: known?.distance, accuracy: known?.accuracy,
+                isStationary: known?.isStationary ?? false, trueDistance: row.trueDistance, bands: bands)
+            venues.record(
+                row.identity, trueDistance: row.trueDistance,
+                venue: configuration.venues.first { $0.constraint.matches(row.identity) }!.id, answer: nearest?.venueID)
             for index in baselineRangers.indices {
                 baselineRangers[index].observe(row.identity, rssi: row.rssi, measuredPower: row.measuredPower, at: time)
                 let kind = baselineRangers[index].kind
                 baselines[kind, default: BandScore()].record(
                     row.identity, band: baselineRangers[index].proximity(row.identity, now: time),
-                    distance: baselineRangers[index].distance(row.identity, now: time),
+                    distance: baselineRangers[index].distance(row.identity, now: time), accuracy: nil, isStationary: false,
                     trueDistance: row.trueDistance, bands: bands)
             }
         }
+    }
+
+    /// `base` with a region per UUID of the trace and a venue (id
+    /// `UUID-major-minor`) for every beacon none of its venues matches.
+    static func configuration(for trace: Trace, base: Configuration) -> Configuration {
+        var configuration = base
+        let uuids = Array(Set(trace.rows.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
+        configuration.regions = uuids.map { RegionDefinition(id: $0.uuidString, constraint: BeaconConstraint(uuid: $0)) }
+        var seen = Set<BeaconIdentity>()
+        for row in trace.rows where seen.insert(row.identity).inserted {
+            guard !configuration.venues.contains(where: { $0.constraint.matches(row.identity) }) else { continue }
+            let identity = row.identity
+            let id = "\(identity.uuid.uuidString)-\(identity.major)-\(identity.minor)"
+            configuration.venues.append(
+                VenueDefinition(
+                    id: id, name: id,
+                    constraint: BeaconConstraint(uuid: identity.uuid, major: identity.major, minor: identity.minor)))
+        }
+        return configuration
     }
 }

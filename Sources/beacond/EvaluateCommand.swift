@@ -14,7 +14,10 @@ struct EvaluateCommand: ParsableCommand {
             --source simulate[:SCENARIO] runs the whole engine on a simulated walk and reports nearest-venue \
             accuracy, time to the correct venue, spurious switches, band accuracy and region event latency.
             --trace FILE runs the ranger over a recording at known distances (time_ms,uuid,major,minor,rssi,\
-            measured_power,true_distance_m) and reports band accuracy, median distance error and band switches.
+            measured_power,true_distance_m) and reports band accuracy, median distance error, band switches, the share \
+            of rows whose truth lies within the reported accuracy (coverage; about 68% when honest), the share called \
+            stationary, and, with several beacons, how often the nearest venue was the truly nearest one (each beacon \
+            is a venue of its own unless --config maps it).
             Both print beacond beside a raw-RSSI baseline and a 20 s running-average baseline.
             """
     )
@@ -25,7 +28,7 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "A trace CSV with ground truth.")
     var trace: String?
 
-    @Option(help: "With --trace: write beacond's estimate after every row to this CSV.")
+    @Option(help: "With --trace: write beacond's estimate, stationarity and nearest venue after every row to this CSV.")
     var estimates: String?
 
     @Option(help: "The configuration (venues, regions, ranging figures).")
@@ -56,7 +59,7 @@ struct EvaluateCommand: ParsableCommand {
             }
         }
         if let trace {
-            try evaluateTrace(trace, settings: configuration.ranging)
+            try evaluateTrace(trace, configuration: configuration)
         } else if case .simulate(let name)? = source {
             let path = ConfigurationLoader.scenarioPath(name, besideConfiguration: config)
             let scenario: Scenario
@@ -70,7 +73,7 @@ struct EvaluateCommand: ParsableCommand {
         }
     }
 
-    private func evaluateTrace(_ path: String, settings: RangingSettings) throws {
+    private func evaluateTrace(_ path: String, configuration: Configuration) throws {
         guard let data = FileManager.default.contents(atPath: path) else { throw Failure("cannot read \(path)") }
         let parsed: Trace
         do {
@@ -78,7 +81,7 @@ struct EvaluateCommand: ParsableCommand {
         } catch {
             throw Failure("\(path): \(error)")
         }
-        let evaluation = TraceEvaluation(trace: parsed, settings: settings)
+        let evaluation = TraceEvaluation(trace: parsed, configuration: configuration)
         if let estimates {
             do {
                 try Data(EvaluationReport.estimatesCSV(evaluation).utf8).write(to: URL(fileURLWithPath: estimates))

@@ -14,12 +14,15 @@ enum EvaluationReport {
         rows.append(["all switches"] + methods.map { String($0.venues.switches) })
         rows.append(["proximity-band accuracy (standing)"] + methods.map { percent($0.bands.bandAccuracy) })
         rows.append(["median distance error (standing)"] + methods.map { metres($0.bands.medianError) })
+        rows.append(["accuracy coverage (standing)"] + methods.map { percent($0.bands.coverage) })
         var lines = [
             "scenario \(e.scenarioName): \(seconds(e.duration)) simulated, \(e.advertisements) advertisements received",
             render(rows),
             "region enter latency: \(latencies(e.regions.enterLatencies)); exit latency: \(latencies(e.regions.exitLatencies)); "
                 + "spurious region events: \(e.regions.spuriousEvents)",
         ]
+        lines.append(
+            "listener stationary: \(percent(e.stationaryStanding)) of standing time, \(percent(e.stationaryWalking)) of walking time")
         lines.append("(the baselines have no regions; they answer from the same advertisements with no margin or dwell)")
         return lines.joined(separator: "\n")
     }
@@ -30,16 +33,23 @@ enum EvaluationReport {
         rows.append(["band accuracy"] + methods.map { percent($0.1.bandAccuracy) })
         rows.append(["median distance error"] + methods.map { metres($0.1.medianError) })
         rows.append(["band switches"] + methods.map { String($0.1.switches) })
+        rows.append(["accuracy coverage (|error| <= accuracy)"] + methods.map { percent($0.1.coverage) })
+        rows.append(["stationary (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.stationaryShare) : "-" })
+        rows.append(["nearest venue right"] + methods.map { $0.0 == "beacond" ? venueShare(e.venues) : "-" })
         return "trace \(file): \(e.rows) rows\n" + render(rows)
     }
 
+    /// The estimates after every row; `nearest_venue`/`venue_margin` are the
+    /// engine's answer (empty while it has none), `stationary` the row's beacon's
+    /// and `listener_stationary` the answer's.
     static func estimatesCSV(_ e: TraceEvaluation) -> String {
-        var text = "time_ms,uuid,major,minor,distance_m,accuracy_m,proximity\n"
+        var text = "time_ms,uuid,major,minor,distance_m,accuracy_m,proximity,stationary,nearest_venue,venue_margin,listener_stationary\n"
         for estimate in e.estimates {
             let identity = estimate.row.identity
             text += "\(estimate.row.timeMilliseconds),\(identity.uuid.uuidString),\(identity.major),\(identity.minor),"
             text += "\(estimate.distance.map { format($0, 4) } ?? ""),\(estimate.accuracy.map { format($0, 4) } ?? ""),"
-            text += "\(estimate.proximity.rawValue)\n"
+            text += "\(estimate.proximity.rawValue),\(estimate.isStationary),\(estimate.nearestVenue ?? ""),"
+            text += "\(estimate.venueMargin.map { format($0, 4) } ?? ""),\(estimate.listenerStationary)\n"
         }
         return text
     }
@@ -56,12 +66,15 @@ enum EvaluationReport {
                 "switches": m.venues.switches,
                 "band_accuracy": m.bands.bandAccuracy,
                 "median_distance_error_m": m.bands.medianError,
+                "accuracy_coverage": m.bands.coverage as Any,
             ]
         }
         return encode([
             "scenario": e.scenarioName,
             "duration_s": e.duration.seconds,
             "advertisements": e.advertisements,
+            "listener_stationary_standing": e.stationaryStanding,
+            "listener_stationary_walking": e.stationaryWalking,
             "beacond": method(e.beacond),
             "baselines": e.baselines.map(method),
             "regions": [
@@ -74,11 +87,18 @@ enum EvaluationReport {
 
     static func json(_ e: TraceEvaluation, file: String) -> String {
         func score(_ s: BandScore) -> [String: Any] {
-            ["band_accuracy": s.bandAccuracy, "median_distance_error_m": s.medianError, "band_switches": s.switches]
+            [
+                "band_accuracy": s.bandAccuracy, "median_distance_error_m": s.medianError, "band_switches": s.switches,
+                "accuracy_coverage": s.coverage as Any,
+            ]
         }
         var baselines: [String: Any] = [:]
         for kind in BaselineKinds.all { baselines[kind.key] = score(e.baselines[kind.kind] ?? BandScore()) }
-        return encode(["trace": file, "rows": e.rows, "beacond": score(e.beacond), "baselines": baselines])
+        var beacond = score(e.beacond)
+        beacond["stationary_share"] = e.beacond.stationaryShare
+        beacond["nearest_venue_accuracy"] = e.venues.accuracy as Any
+        beacond["nearest_venue_rows_scored"] = e.venues.scoredRows
+        return encode(["trace": file, "rows": e.rows, "beacond": beacond, "baselines": baselines])
     }
 
     // MARK: Formatting
@@ -104,7 +124,11 @@ enum EvaluationReport {
         }.joined(separator: "\n")
     }
 
-    private static func percent(_ value: Double) -> String { format(value * 100, 1) + "%" }
+    private static func percent(_ value: Double?) -> String { value.map { format($0 * 100, 1) + "%" } ?? "-" }
+
+    private static func venueShare(_ score: TraceVenueScore) -> String {
+        score.accuracy.map { "\(percent($0)) of \(score.scoredRows) rows" } ?? "one venue"
+    }
     private static func metres(_ value: Double) -> String { value.isFinite ? format(value, 3) + " m" : "-" }
     private static func seconds(_ value: Duration?) -> String { value.map { format($0.seconds, 1) + " s" } ?? "never" }
 

@@ -6,13 +6,15 @@ import Testing
 @Suite struct RSSIFilterTests {
     static let t0 = EngineTestSupport.t0
     static let packetInterval: Duration = .milliseconds(100)
+    /// What a slow walk does to the level of a beacon 3.5 m away (−70 dBm at −59 dBm at 1 m), about 1.2 dB/s.
+    static let walkingRate = PathLossModel(exponent: 2).levelRate(distance: 3.5, speed: Ranger.slowWalk)
 
     /// Feeds `count` samples at 10 Hz, the first at `start`; returns the estimate after each.
     static func feed(
         _ filter: inout RSSIFilter, count: Int, from start: Timestamp, _ rssi: (Int) -> Double
     ) -> [Double] {
         (0..<count).map { index in
-            filter.update(rssi: rssi(index), at: start + packetInterval * index)
+            filter.update(rssi: rssi(index), at: start + packetInterval * index, walkingRate: walkingRate)
             return filter.estimate
         }
     }
@@ -32,7 +34,7 @@ import Testing
         var random = SeededRandom(seed: 7)
         _ = Self.feed(&filter, count: warmUp, from: Self.t0) { _ in -70 + 2 * random.gaussian() }
         let before = filter.estimate
-        filter.update(rssi: -70 + outlier, at: Self.t0 + Self.packetInterval * warmUp)
+        filter.update(rssi: -70 + outlier, at: Self.t0 + Self.packetInterval * warmUp, walkingRate: Self.walkingRate)
         #expect(abs(filter.estimate - before) < 2)
         #expect(abs(filter.estimate - before) > 0)
     }
@@ -47,5 +49,48 @@ import Testing
         // From 3 s after the step on (sample 30 is at step + 3 s), always within 2 dB of the new level.
         let late = estimates[30...].map { abs($0 - -60) }
         #expect(late.allSatisfy { $0 < 2 }, "worst error after 3 s: \(late.max() ?? 0) dB")
+    }
+}
+
+/// The estimator while the listener stands still, and after it moves.
+@Suite struct StillAveragingTests {
+    typealias F = RSSIFilterTests
+
+    /// A minute still at 10 Hz with 4 dB per packet: the level is known far
+    /// better than a 4-second average would know it (4/√40 = 0.63 dB), and stays within 1.2 dB.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func theLevelKeepsConvergingWhileStill(seed: UInt64) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: seed)
+        let estimates = F.feed(&filter, count: 1_200, from: F.t0) { _ in -70 + 4 * random.gaussian() }
+        #expect(filter.isStationary)
+        #expect(filter.sigma < 0.5)
+        let late = estimates[600...].map { abs($0 - -70) }
+        #expect(late.allSatisfy { $0 < 1.2 }, "worst: \(late.max() ?? 0) dB")
+    }
+
+    /// After two minutes still, a 6 dB step (1.5 sigma: a person stepping
+    /// from 2 m to 1 m) is followed within 3 s, despite the long averaging.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func aStepAfterLongStillnessIsFollowedWithinThreeSeconds(seed: UInt64) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: seed)
+        _ = F.feed(&filter, count: 1_200, from: F.t0) { _ in -70 + 4 * random.gaussian() }
+        let estimates = F.feed(&filter, count: 100, from: F.t0 + .seconds(120)) { _ in -64 + 4 * random.gaussian() }
+        let late = estimates[30...].map { abs($0 - -64) }
+        #expect(late.allSatisfy { $0 < 2 }, "worst error after 3 s: \(late.max() ?? 0) dB")
+    }
+
+    /// A wild packet after a minute still neither moves the level by 1 dB nor ends stationarity.
+    @Test(arguments: [30.0, -30.0])
+    func anOutlierDoesNotEndStillness(outlier: Double) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: 4)
+        _ = F.feed(&filter, count: 600, from: F.t0) { _ in -70 + 4 * random.gaussian() }
+        #expect(filter.isStationary)
+        let before = filter.estimate
+        filter.update(rssi: -70 + outlier, at: F.t0 + .seconds(60), walkingRate: F.walkingRate)
+        #expect(abs(filter.estimate - before) < 1)
+        #expect(filter.isStationary)
     }
 }

@@ -69,23 +69,28 @@ import Testing
         #expect(b.accuracy > a.accuracy)
     }
 
-    @Test func accuracyIsTheFiltersSigmaCarriedThroughTheModel() throws {
+    /// The engine's distance and accuracy are the median and one-sigma
+    /// half-width of the ranger's distribution for the same filter, fed the
+    /// same samples with the walking rate of its own distance.
+    @Test func distanceAndAccuracyComeFromTheDistanceDistribution() throws {
         var engine = Self.engine()
         let beacon = S.identity()
+        let ranger = Ranger(settings: RangingSettings())
         var filter = RSSIFilter()
         for index in 0..<30 {
             let time = S.t0 + .milliseconds(100) * index
             let rssi: Int8 = index % 2 == 0 ? -70 : -74
             var events: [EngineEvent] = []
             engine.ingest(S.sighting(beacon, rssi: rssi, at: time), into: &events)
-            filter.update(rssi: Double(rssi), at: time)
+            let distance = filter.estimate.isFinite ? ranger.model.distance(rssi: filter.estimate, measuredPower: -59) : 1
+            filter.update(
+                rssi: Double(rssi), at: time, walkingRate: ranger.model.levelRate(distance: distance, speed: Ranger.slowWalk))
         }
         let ranged = try #require(engine.rangedBeacon(beacon))
-        let distance = Self.modelDistance(rssi: filter.estimate, power: -59, exponent: 2)
-        // d(RSSI) = 10^((P − RSSI)/(10 n)), so σ_d = d · ln 10 / (10 n) · σ_RSSI.
-        let expected = distance * log(10) / 20 * filter.sigma
-        #expect(abs(ranged.distance - distance) < 1e-9 * distance)
-        #expect(abs(ranged.accuracy - expected) < 1e-9 * expected)
+        let expected = ranger.distribution(filter, measuredPower: -59)
+        #expect(abs(ranged.distance - expected.median) < 1e-9 * expected.median)
+        #expect(abs(ranged.accuracy - expected.accuracy) < 1e-9 * expected.accuracy)
+        #expect(abs(expected.median - Self.modelDistance(rssi: filter.estimate, power: -59, exponent: 2)) < 1e-9)
     }
 
     @Test func fewerThanTwoRSSISamplesIsUnknown() throws {

@@ -11,12 +11,12 @@ import Testing
         var random = SeededRandom(seed: 1)
         var time = S.t0
         for _ in 0..<100 {
-            filter.update(rssi: -70 + 3 * random.gaussian(), at: time)
+            filter.update(rssi: -70 + 3 * random.gaussian(), at: time, walkingRate: RSSIFilterTests.walkingRate)
             time = time + .milliseconds(100)
         }
         #expect(abs(filter.estimate - -70) < 1.5)
         let before = filter.estimate
-        filter.update(rssi: -50, at: time)
+        filter.update(rssi: -50, at: time, walkingRate: RSSIFilterTests.walkingRate)
         #expect(abs(filter.estimate - before) < 2)
     }
 
@@ -25,13 +25,13 @@ import Testing
         var random = SeededRandom(seed: 2)
         var time = S.t0
         for _ in 0..<200 {
-            filter.update(rssi: -70 + 3 * random.gaussian(), at: time)
+            filter.update(rssi: -70 + 3 * random.gaussian(), at: time, walkingRate: RSSIFilterTests.walkingRate)
             time = time + .milliseconds(100)
         }
         let step = time
         var settled: Timestamp?
         for _ in 0..<100 {
-            filter.update(rssi: -60 + 3 * random.gaussian(), at: time)
+            filter.update(rssi: -60 + 3 * random.gaussian(), at: time, walkingRate: RSSIFilterTests.walkingRate)
             if settled == nil, abs(filter.estimate - -60) < 2 { settled = time }
             time = time + .milliseconds(100)
         }

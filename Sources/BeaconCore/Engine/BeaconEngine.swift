@@ -51,7 +51,7 @@ public struct BeaconEngine: Sendable {
         if let existing = tracks[identity] {
             track = existing
             previousInterval = track.interval
-            track.observe(sighting, isFirst: false)
+            track.observe(sighting, isFirst: false, walkingRate: ranger.walkingRate(track))
         } else {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
@@ -61,7 +61,7 @@ public struct BeaconEngine: Sendable {
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower })
             previousInterval = nil
-            track.observe(sighting, isFirst: true)
+            track.observe(sighting, isFirst: true, walkingRate: ranger.walkingRate(track))
         }
         monitor.observe(
             rssi: sighting.rssi, filteredRSSI: track.filter.estimate.isFinite ? track.filter.estimate : nil,

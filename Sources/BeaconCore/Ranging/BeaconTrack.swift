@@ -36,7 +36,8 @@ struct BeaconTrack: Sendable {
     /// Folds a sighting in. The interval average ignores gaps longer than half
     /// again Bluetooth's longest interval (10.24 s): a beacon out of range for
     /// a minute has not slowed down, but one advertising every 10 s has.
-    mutating func observe(_ sighting: BeaconSighting, isFirst: Bool) {
+    /// `walkingRate`: dB/s a slow walk would move the level (`Ranger.walkingRate`).
+    mutating func observe(_ sighting: BeaconSighting, isFirst: Bool, walkingRate: Double) {
         if !isFirst {
             let gap = sighting.time - lastSeen
             if gap > .zero, gap <= max(RegionMonitor.enterWindow, (interval ?? .zero) * 3) { confirmed = true }
@@ -49,7 +50,7 @@ struct BeaconTrack: Sendable {
         frameMeasuredPower = sighting.frame.measuredPower
         address = sighting.address
         if let rssi = sighting.rssi {
-            filter.update(rssi: Double(rssi), at: sighting.time)
+            filter.update(rssi: Double(rssi), at: sighting.time, walkingRate: walkingRate)
         }
     }
 

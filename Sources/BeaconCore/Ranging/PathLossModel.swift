@@ -17,10 +17,11 @@ public struct PathLossModel: Hashable, Sendable {
         measuredPower - 10 * exponent * log10(max(distance, 0.01))
     }
 
-    /// One-sigma distance uncertainty for an RSSI known to ±`rssiSigma` dB:
-    /// the model's slope, d·ln10/(10n), times that sigma.
-    public func distanceSigma(distance: Double, rssiSigma: Double) -> Double {
-        distance * 2.302585092994046 / (10 * exponent) * rssiSigma
+    /// How fast, in dB/s, the level changes for a listener moving straight
+    /// towards or away from the beacon at `speed` m/s, `distance` metres
+    /// from it: |dRSSI/dd| · v = 10·n / (ln 10 · d) · v.
+    public func levelRate(distance: Double, speed: Double) -> Double {
+        10 * exponent / 2.302585092994046 * speed / max(distance, 0.1)
     }
 }
 

@@ -9,9 +9,14 @@ public struct RangedBeacon: Sendable, Equatable {
     public var measuredPower: Int8
     /// Metres; meaningful unless `proximity` is unknown.
     public var distance: Double
-    /// One-sigma uncertainty of `distance`, metres (`CLBeacon.accuracy`).
+    /// One-sigma uncertainty of `distance`, metres (`CLBeacon.accuracy`): the
+    /// truth lies within ±accuracy about two times in three, the spot's fading,
+    /// calibration and the path-loss exponent's spread included.
     public var accuracy: Double
     public var proximity: Proximity
+    /// The signal says the listener has not moved relative to this beacon (its
+    /// level is flat enough to rule out a slow walk), like Core Location's `isStationary`.
+    public var isStationary: Bool
     public var lastSeen: Timestamp
     public var address: BluetoothAddress
     /// The venue this beacon marks, if any.

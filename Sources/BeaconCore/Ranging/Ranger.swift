@@ -1,19 +1,48 @@
-/// Turns a beacon's filtered RSSI into distance, accuracy (one sigma from the
-/// filter's variance, first order) and proximity.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns a beacon's filtered RSSI into a distance distribution
+/// (`DistanceDistribution`): its median is the distance, its one-sigma
+/// half-width the accuracy, its band masses the proximity.
 ///
 /// A beacon is `unknown` with fewer than `minimumSamples` RSSI samples or when
 /// it has not been heard for `staleAfter` (at least three of its own intervals).
 public struct Ranger: Hashable, Sendable {
     public var model: PathLossModel
     public var classifier: ProximityClassifier
+    public var uncertainty = RangingUncertainty()
     public var minimumSamples = 2
     public var staleAfter: Duration = .seconds(5)
+    /// The slowest walk the filter must follow, m/s: a shuffle in a queue,
+    /// well under the 1.2–1.4 m/s of ordinary walking (published gait-speed norms).
+    public static let slowWalk = 0.5
 
     public init(settings: RangingSettings) {
         model = PathLossModel(exponent: settings.pathLossExponent)
         classifier = ProximityClassifier(
-            bands: ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance),
-            pathLossExponent: settings.pathLossExponent)
+            bands: ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance))
+    }
+
+    /// dB/s by which a slow walk would move this beacon's level at its
+    /// current distance (at 1 m before there is a level).
+    func walkingRate(_ track: BeaconTrack) -> Double {
+        let level = track.filter.estimate
+        let distance = level.isFinite ? model.distance(rssi: level, measuredPower: Double(track.measuredPower)) : 1
+        return model.levelRate(distance: distance, speed: Self.slowWalk)
+    }
+
+    /// The distance distribution of a filtered level.
+    public func distribution(_ filter: RSSIFilter, measuredPower: Double) -> DistanceDistribution {
+        let median = model.distance(rssi: filter.estimate, measuredPower: measuredPower)
+        let sigma = uncertainty.logSigma(
+            logDistance: log(median), filterVariance: filter.variance, packetSpread: filter.packetSpread,
+            exponent: model.exponent)
+        return DistanceDistribution(median: median, logSigma: sigma)
     }
 
     /// Updates the track's band after a sighting or as time passes, and
@@ -24,10 +53,10 @@ public struct Ranger: Hashable, Sendable {
         var distance = -1.0
         var accuracy = -1.0
         if filter.samples >= minimumSamples, filter.estimate.isFinite, fresh {
-            let power = Double(track.measuredPower)
-            distance = model.distance(rssi: filter.estimate, measuredPower: power)
-            accuracy = model.distanceSigma(distance: distance, rssiSigma: filter.sigma)
-            track.proximity = classifier.band(distance: distance, rssiVariance: filter.variance, previous: track.proximity)
+            let estimate = distribution(filter, measuredPower: Double(track.measuredPower))
+            distance = estimate.median
+            accuracy = estimate.accuracy
+            track.proximity = classifier.band(estimate, previous: track.proximity)
         } else {
             track.proximity = .unknown
         }
@@ -35,6 +64,7 @@ public struct Ranger: Hashable, Sendable {
             identity: track.identity, rssi: track.lastRSSI,
             filteredRSSI: filter.estimate.isFinite ? filter.estimate : Double(track.lastRSSI ?? 0),
             measuredPower: track.measuredPower, distance: distance, accuracy: accuracy,
-            proximity: track.proximity, lastSeen: track.lastSeen, address: track.address, venueID: venueID)
+            proximity: track.proximity, isStationary: fresh && filter.isStationary, lastSeen: track.lastSeen,
+            address: track.address, venueID: venueID)
     }
 }

@@ -26,15 +26,30 @@ struct SampleWindow: Sendable {
     }
 
     /// Median of the samples taken at or after `start` (and not older than `span` before `now`).
-    func median(since start: Timestamp, now: Timestamp, span: Duration) -> (median: Double, count: Int)? {
+    /// `since` is the time of the earliest sample used.
+    func median(since start: Timestamp, now: Timestamp, span: Duration) -> (median: Double, count: Int, since: Timestamp)? {
         let earliest = max(start.microsecondsSinceEpoch, now.microsecondsSinceEpoch.saturatingSubtract(span.microseconds))
         var selected: [Double] = []
         selected.reserveCapacity(values.count)
-        for index in values.indices where times[index] >= earliest { selected.append(values[index]) }
+        var first = Int64.max
+        for index in values.indices where times[index] >= earliest {
+            selected.append(values[index])
+            first = min(first, times[index])
+        }
         guard !selected.isEmpty else { return nil }
         selected.sort()
         let middle = selected.count / 2
         let median = selected.count % 2 == 1 ? selected[middle] : (selected[middle - 1] + selected[middle]) / 2
-        return (median, selected.count)
+        return (median, selected.count, Timestamp(microsecondsSinceEpoch: first))
+    }
+
+    /// Visits the samples taken at or after `start`, oldest first.
+    func forEach(since start: Timestamp, _ body: (Double, Timestamp) -> Void) {
+        for offset in values.indices {
+            let index = values.count < Self.capacity ? offset : (next + offset) % Self.capacity
+            if times[index] >= start.microsecondsSinceEpoch {
+                body(values[index], Timestamp(microsecondsSinceEpoch: times[index]))
+            }
+        }
     }
 }

@@ -16,6 +16,11 @@ public struct NearestVenue: Sendable, Equatable {
     public var runnerUpID: String?
     /// How far ahead of the runner-up, 0...1: (d_runner − d_winner) / d_runner; 1 with no runner-up.
     public var margin: Double
+    /// The listener has not moved, as far as the signal can tell: the beacons
+    /// that decide the answer (the winner's and the runner-up's) both have
+    /// flat levels. A walk along one beacon's circle changes the other's, so
+    /// two beacons see most moves one alone would miss. `false` for a preference.
+    public var isStationary: Bool
 
     public var proximity: Proximity { beacon?.proximity ?? .unknown }
     public var distance: Double { beacon?.distance ?? -1 }

@@ -58,14 +58,15 @@ public struct VenueSelector: Sendable {
             current = NearestVenue(
                 venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
                 beacon: winner.beacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
-                margin: min(1, max(0, lead)))
+                margin: min(1, max(0, lead)),
+                isStationary: winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true))
         } else {
             challenger = nil
             currentIndex = nil
             current = preferred.map {
                 NearestVenue(
                     venueID: venues[$0].id, name: venues[$0].name, source: .preference, beacon: nil,
-                    runnerUpID: nil, margin: 0)
+                    runnerUpID: nil, margin: 0, isStationary: false)
             }
         }
         let now = current.map { ($0.venueID, $0.source) }
