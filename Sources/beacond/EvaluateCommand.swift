@@ -84,7 +84,7 @@ struct EvaluateCommand: ParsableCommand {
         let evaluation = TraceEvaluation(trace: parsed, configuration: configuration)
         if let estimates {
             do {
-                try Data(EvaluationReport.estimatesCSV(evaluation).utf8).write(to: URL(fileURLWithPath: estimates))
+                try Data(EstimatesCSV.render(evaluation.estimates).utf8).write(to: URL(fileURLWithPath: estimates))
             } catch {
                 throw Failure("cannot write \(estimates): \(error.localizedDescription)")
             }

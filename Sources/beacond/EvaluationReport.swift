@@ -39,21 +39,6 @@ enum EvaluationReport {
         return "trace \(file): \(e.rows) rows\n" + render(rows)
     }
 
-    /// The estimates after every row; `nearest_venue`/`venue_margin` are the
-    /// engine's answer (empty while it has none), `stationary` the row's beacon's
-    /// and `listener_stationary` the answer's.
-    static func estimatesCSV(_ e: TraceEvaluation) -> String {
-        var text = "time_ms,uuid,major,minor,distance_m,accuracy_m,proximity,stationary,nearest_venue,venue_margin,listener_stationary\n"
-        for estimate in e.estimates {
-            let identity = estimate.row.identity
-            text += "\(estimate.row.timeMilliseconds),\(identity.uuid.uuidString),\(identity.major),\(identity.minor),"
-            text += "\(estimate.distance.map { format($0, 4) } ?? ""),\(estimate.accuracy.map { format($0, 4) } ?? ""),"
-            text += "\(estimate.proximity.rawValue),\(estimate.isStationary),\(estimate.nearestVenue ?? ""),"
-            text += "\(estimate.venueMargin.map { format($0, 4) } ?? ""),\(estimate.listenerStationary)\n"
-        }
-        return text
-    }
-
     static func json(_ e: SimulationEvaluation) -> String {
         func method(_ m: SimulationEvaluation.Method) -> [String: Any] {
             [

@@ -1,0 +1,100 @@
+import BeaconCore
+import BeaconEvaluation
+import BeaconSimulation
+import Foundation
+import Testing
+
+/// `beacond evaluate --trace`: coverage, the stationary share, and the
+/// nearest venue scored on a recording with several beacons, and the
+/// `--estimates` columns that let anyone score them.
+@Suite struct TraceEvaluationTests {
+    static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+    static let venueA = "\(uuid)-1-1"
+    static let venueB = "\(uuid)-1-2"
+
+    /// Two beacons at 10 Hz each, ±2 dB of noise: for 20 s the listener stands
+    /// 1 m from A and 4 m from B, then the two swap.
+    static func swapTrace() throws -> Trace {
+        var random = SeededRandom(seed: 3)
+        var text = Trace.header + "\n"
+        for step in 0..<800 {
+            let time = step * 50
+            let minor = step % 2 + 1
+            let close = (minor == 1) == (time < 20_000)
+            let distance = close ? 1.0 : 4.0
+            let rssi = -59 - 20 * log10(distance) + (random.uniform() * 4 - 2).rounded()
+            text += "\(time),\(uuid),1,\(minor),\(Int(rssi)),-59,\(distance)\n"
+        }
+        return try Trace(csv: text)
+    }
+
+    static func estimate(at milliseconds: Int64, in evaluation: TraceEvaluation) throws -> TraceEvaluation.Estimate {
+        try #require(evaluation.estimates.first { $0.row.timeMilliseconds >= milliseconds })
+    }
+
+    @Test func eachBeaconIsAVenueAndTheNearestIsScored() throws {
+        let evaluation = TraceEvaluation(trace: try Self.swapTrace())
+        // Every row but the first (one beacon heard, nothing to choose) is scored.
+        #expect(evaluation.venues.scoredRows == 799)
+        let accuracy = try #require(evaluation.venues.accuracy)
+        #expect(accuracy > 0.85, "nearest venue right on \(accuracy)")
+        #expect(accuracy < 1, "the swap takes some seconds to follow")
+        #expect(try Self.estimate(at: 15_000, in: evaluation).nearestVenue == Self.venueA)
+        #expect(try Self.estimate(at: 39_000, in: evaluation).nearestVenue == Self.venueB)
+        for estimate in evaluation.estimates where estimate.row.timeMilliseconds >= 2_000 {
+            let margin = try #require(estimate.venueMargin)
+            #expect((0...1).contains(margin))
+        }
+        // Still for most of each half; not in the first second.
+        #expect(evaluation.estimates.prefix(20).allSatisfy { !$0.listenerStationary && !$0.isStationary })
+        #expect(evaluation.estimates.contains { $0.listenerStationary && $0.row.timeMilliseconds < 20_000 })
+        #expect(evaluation.beacond.stationaryShare > 0.5)
+    }
+
+    @Test func aConfiguredVenueGathersItsBeaconsAndLeavesNothingToChoose() throws {
+        let uuid = try #require(UUID(uuidString: Self.uuid))
+        let configuration = Configuration(venues: [
+            VenueDefinition(id: "counter", name: "Counter", constraint: BeaconConstraint(uuid: uuid, major: 1))
+        ])
+        let evaluation = TraceEvaluation(trace: try Self.swapTrace(), configuration: configuration)
+        #expect(evaluation.venues.accuracy == nil)
+        #expect(evaluation.venues.scoredRows == 0)
+        #expect(try Self.estimate(at: 15_000, in: evaluation).nearestVenue == "counter")
+    }
+
+    @Test func coverageIsTheShareOfEstimatesWhoseTruthLiesWithinTheAccuracy() {
+        let bands = ProximityBands(immediate: 0.5, near: 3)
+        let beacon = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
+        var score = BandScore()
+        // Errors 0.1 (±0.2: in), 0.5 (±0.2: out), 0.25 (±0.25: in, the edge counts), and an unknown estimate.
+        for (distance, accuracy) in [(1.1, 0.2), (1.5, 0.2), (1.25, 0.25)] {
+            score.record(beacon, band: .near, distance: distance, accuracy: accuracy, isStationary: true, trueDistance: 1, bands: bands)
+        }
+        score.record(beacon, band: .unknown, distance: nil, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
+        #expect(score.coverage == 2.0 / 3.0)
+        #expect(score.stationaryShare == 0.75)
+        var baseline = BandScore()
+        baseline.record(beacon, band: .near, distance: 1.1, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
+        #expect(baseline.coverage == nil)
+    }
+
+    @Test func theEstimatesFileHasAColumnForEveryFigure() throws {
+        let evaluation = TraceEvaluation(trace: try Self.swapTrace())
+        let lines = EstimatesCSV.render(evaluation.estimates).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first == "time_ms,uuid,major,minor,distance_m,accuracy_m,proximity,stationary,nearest_venue,venue_margin,listener_stationary")
+        #expect(lines.count == 802)  // header, 800 rows, the final newline
+        #expect(lines.last == "")
+        let row = lines[1 + 300].split(separator: ",", omittingEmptySubsequences: false).map(String.init)  // 15 s in
+        #expect(row.count == 11)
+        #expect(row[0] == "15000" && row[1] == Self.uuid && row[2] == "1" && row[3] == "1")
+        let distance = try #require(Double(row[4]))
+        let accuracy = try #require(Double(row[5]))
+        #expect(abs(distance - 1) < accuracy)
+        #expect(row[6] == "near")
+        #expect(["true", "false"].contains(row[7]) && ["true", "false"].contains(row[10]))
+        #expect(row[8] == Self.venueA)
+        #expect(Double(row[9]).map { (0...1).contains($0) } == true)
+        // The first row: one sample, nothing known yet.
+        #expect(lines[1] == "0,\(Self.uuid),1,1,,,unknown,false,,,false")
+    }
+}

@@ -1,0 +1,44 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// `beacond evaluate --trace` as a person runs it: the table, the JSON and the estimates file.
+@Suite struct EvaluateCommandTests {
+    @Test func aTraceIsScoredWithCoverageStationarityAndTheNearestVenue() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Two beacons, 1 m and 4 m away, alternating at 5 Hz each for 30 s.
+        var text = "time_ms,uuid,major,minor,rssi,measured_power,true_distance_m\n"
+        for step in 0..<300 {
+            let minor = step % 2 + 1
+            let (rssi, distance) = minor == 1 ? (-59 - step % 3, 1.0) : (-71 - step % 3, 4.0)
+            text += "\(step * 100),E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,7,\(minor),\(rssi),-59,\(distance)\n"
+        }
+        let trace = directory.appendingPathComponent("two.csv").path
+        let estimates = directory.appendingPathComponent("out.csv").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: trace))
+        let missing = directory.appendingPathComponent("none.yaml").path
+
+        let table = try TestSupport.run(
+            TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--estimates", estimates])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("accuracy coverage"))
+        #expect(table.stdout.contains("stationary (share of rows)"))
+        #expect(table.stdout.contains("nearest venue right"))
+        #expect(table.stdout.contains("of 299 rows"))
+        let written = try String(contentsOfFile: estimates, encoding: .utf8).split(separator: "\n")
+        #expect(written.count == 301)
+        #expect(written[0].hasSuffix(",stationary,nearest_venue,venue_margin,listener_stationary"))
+        #expect(written[300].contains(",E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-7-1,"))
+
+        let json = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let beacond = try #require(object["beacond"] as? [String: Any])
+        let coverage = try #require(beacond["accuracy_coverage"] as? Double)
+        #expect((0...1).contains(coverage))
+        #expect((beacond["nearest_venue_accuracy"] as? Double).map { $0 > 0.9 } == true)
+        #expect(beacond["nearest_venue_rows_scored"] as? Int == 299)
+        #expect(beacond["stationary_share"] is Double)
+    }
+}
