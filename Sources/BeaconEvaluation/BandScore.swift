@@ -11,6 +11,13 @@ public struct BandScore: Sendable, Equatable {
     /// Estimates made while the beacon said the listener was stationary.
     public var stationary = 0
     private var errors: [Double] = []
+    /// Per true distance: estimates with an accuracy, and those covered.
+    private var byDistance: [Double: Tally] = [:]
+
+    private struct Tally: Sendable, Equatable {
+        var estimates = 0
+        var covered = 0
+    }
     private var lastBand: [BeaconIdentity: Proximity] = [:]
 
     public init() {}
@@ -27,8 +34,13 @@ public struct BandScore: Sendable, Equatable {
         if let distance {
             errors.append(abs(distance - trueDistance))
             if let accuracy {
+                let inside = abs(distance - trueDistance) <= accuracy
                 withAccuracy += 1
-                if abs(distance - trueDistance) <= accuracy { covered += 1 }
+                byDistance[trueDistance, default: Tally()].estimates += 1
+                if inside {
+                    covered += 1
+                    byDistance[trueDistance, default: Tally()].covered += 1
+                }
             }
         }
         if isStationary { stationary += 1 }
@@ -41,6 +53,14 @@ public struct BandScore: Sendable, Equatable {
     /// Share of estimates with `|distance − truth| ≤ accuracy`: about 68 % for
     /// an honest one-sigma accuracy; `nil` for a ranger that claims none.
     public var coverage: Double? { withAccuracy == 0 ? nil : Double(covered) / Double(withAccuracy) }
+
+    /// Coverage with each true distance weighted equally: a recording that
+    /// stands ten times longer at one distance (often the one it was
+    /// calibrated at) does not decide the figure alone.
+    public var coverageByDistance: Double? {
+        guard !byDistance.isEmpty else { return nil }
+        return byDistance.values.map { Double($0.covered) / Double($0.estimates) }.reduce(0, +) / Double(byDistance.count)
+    }
 
     public var stationaryShare: Double { samples == 0 ? 0 : Double(stationary) / Double(samples) }
 

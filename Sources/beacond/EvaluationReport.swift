@@ -34,6 +34,7 @@ enum EvaluationReport {
         rows.append(["median distance error"] + methods.map { metres($0.1.medianError) })
         rows.append(["band switches"] + methods.map { String($0.1.switches) })
         rows.append(["accuracy coverage (|error| <= accuracy)"] + methods.map { percent($0.1.coverage) })
+        rows.append(["  each true distance weighted equally"] + methods.map { percent($0.1.coverageByDistance) })
         rows.append(["stationary (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.stationaryShare) : "-" })
         rows.append(["nearest venue right"] + methods.map { $0.0 == "beacond" ? venueShare(e.venues) : "-" })
         return "trace \(file): \(e.rows) rows\n" + render(rows)
@@ -75,6 +76,7 @@ enum EvaluationReport {
             [
                 "band_accuracy": s.bandAccuracy, "median_distance_error_m": s.medianError, "band_switches": s.switches,
                 "accuracy_coverage": s.coverage as Any,
+                "accuracy_coverage_by_distance": s.coverageByDistance as Any,
             ]
         }
         var baselines: [String: Any] = [:]

@@ -72,7 +72,11 @@ import Testing
         }
         score.record(beacon, band: .unknown, distance: nil, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
         #expect(score.coverage == 2.0 / 3.0)
-        #expect(score.stationaryShare == 0.75)
+        // By distance: 1 m is covered 2 of 3 times; a second distance covered once of once weighs as much.
+        #expect(score.coverageByDistance == 2.0 / 3.0)
+        score.record(beacon, band: .near, distance: 2.1, accuracy: 0.5, isStationary: false, trueDistance: 2, bands: bands)
+        #expect(abs(score.coverageByDistance! - (2.0 / 3.0 + 1) / 2) < 1e-12)
+        #expect(score.stationaryShare == 0.6)
         var baseline = BandScore()
         baseline.record(beacon, band: .near, distance: 1.1, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
         #expect(baseline.coverage == nil)

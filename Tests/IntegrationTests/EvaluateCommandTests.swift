@@ -37,6 +37,7 @@ import Testing
         let beacond = try #require(object["beacond"] as? [String: Any])
         let coverage = try #require(beacond["accuracy_coverage"] as? Double)
         #expect((0...1).contains(coverage))
+        #expect(beacond["accuracy_coverage_by_distance"] is Double)
         #expect((beacond["nearest_venue_accuracy"] as? Double).map { $0 > 0.9 } == true)
         #expect(beacond["nearest_venue_rows_scored"] as? Int == 299)
         #expect(beacond["stationary_share"] is Double)
