@@ -32,21 +32,33 @@ public struct DistanceDistribution: Hashable, Sendable {
 
     /// The half-width a with P(|d − median| ≤ a) = 68.27 % (one sigma of a
     /// normal): `|distance − truth| ≤ accuracy` about two times in three.
-    /// Solved by bisection on a/median, which depends on `logSigma` alone.
+    /// Solved for u = a/median, which depends on `logSigma` alone, by Newton's
+    /// method kept inside a shrinking bracket (a handful of steps: ranging
+    /// calls this for every beacon at every sighting and tick).
     public var accuracy: Double {
         guard logSigma > 0 else { return 0 }
-        func covered(_ u: Double) -> Double {
-            let upper = 0.5 * erfc(-log1p(u) / (logSigma * 2.squareRoot()))
-            let lower = u < 1 ? 0.5 * erfc(-log1p(-u) / (logSigma * 2.squareRoot())) : 0
-            return upper - lower
-        }
+        let s = logSigma
+        let root2 = 2.squareRoot()
+        let density = 1 / (2 * Double.pi).squareRoot()
         var low = 0.0
-        var high = exp(3 * logSigma)  // covers more than 99.8 % from above alone
-        for _ in 0..<50 {
-            let middle = (low + high) / 2
-            if covered(middle) < Self.oneSigma { low = middle } else { high = middle }
+        var high = exp(3 * s)  // covers more than 99.8 % from above alone
+        var u = min(s, high / 2)  // the narrow limit: a ≈ median·σ
+        for _ in 0..<60 {
+            let z1 = log1p(u) / s
+            var covered = 0.5 * erfc(-z1 / root2)
+            var slope = density * exp(-z1 * z1 / 2) / (s * (1 + u))
+            if u < 1 {
+                let z2 = log1p(-u) / s
+                covered -= 0.5 * erfc(-z2 / root2)
+                slope += density * exp(-z2 * z2 / 2) / (s * (1 - u))
+            }
+            let excess = covered - Self.oneSigma
+            if abs(excess) < 1e-10 { break }
+            if excess < 0 { low = u } else { high = u }
+            let newton = u - excess / slope
+            u = newton > low && newton < high && slope > 0 ? newton : (low + high) / 2
         }
-        return median * (low + high) / 2
+        return median * u
     }
 
     /// The share of a normal distribution within one sigma of its mean.
