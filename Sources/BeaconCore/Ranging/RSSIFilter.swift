@@ -12,7 +12,7 @@
 /// line is flat enough to rule out even a slow walk at the beacon's distance
 /// (`walkingRate`, supplied by the caller from the path-loss model). While
 /// stationary the level may only drift slowly and the filter keeps averaging
-/// (minutes, if the listener stays); otherwise it may move as fast as such
+/// (like a 25 s window at 10 Hz, 80 s at 1 Hz); otherwise it may move as fast as such
 /// a walk would move it.
 /// Every constant is physical or textbook; none is fitted to a recording:
 public struct RSSIFilter: Sendable {
@@ -21,8 +21,9 @@ public struct RSSIFilter: Sendable {
         /// and the body's shadow; 4 dB is the low end of indoor measurements, so the filter is not sluggish.
         public var measurementSigma = 4.0
         /// dB² per second the level drifts while the listener stands still:
-        /// people passing, a door; 1 dB in 100 s. With 4 dB per packet at 10 Hz
-        /// the filter then averages over about 40 s, at 1 Hz over two minutes.
+        /// people passing, a door; 1 dB in 100 s. With 4 dB per packet the filter
+        /// then averages like a 25 s window at 10 Hz, an 80 s one at 1 Hz
+        /// (time constant √(R·Δt/Q): 12.6 s and 40 s).
         public var stillProcessNoise = 0.01
         /// Huber clip, in sigmas: the textbook 95%-efficient constant. One wild packet moves the level little.
         public var huberClip = 1.345
@@ -38,7 +39,8 @@ public struct RSSIFilter: Sendable {
         /// A silence this long may hide a move (half again Bluetooth's longest
         /// advertising interval): stillness starts over after it.
         public var longestGap: Duration = .milliseconds(15_360)
-        /// RSSI is whole dB: a level known better than ±0.5 dB (uniform rounding, σ ≈ 0.3 dB) is not claimed.
+        /// RSSI is whole dB (rounding alone spreads it by σ ≈ 0.3 dB): a run of equal
+        /// values does not prove a flat line, so the slope's error uses at least this spread.
         public var quantization = 0.3
 
         public init() {}
@@ -50,7 +52,7 @@ public struct RSSIFilter: Sendable {
     /// Variance of `estimate`, dB².
     public private(set) var variance: Double
     public private(set) var samples = 0
-    /// The signal says the listener has not moved relative to this beacon since `trend.start`.
+    /// The signal says the listener has not moved relative to this beacon since `stillSince`.
     public private(set) var isStationary = false
     private var lastTime: Timestamp?
     private var upward = 0.0
