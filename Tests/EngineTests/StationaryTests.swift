@@ -92,6 +92,19 @@ import Testing
         #expect(filter.stillSince == S.t0 + .seconds(40))
     }
 
+    /// Times at the ends of the clock, and going backwards: no trap, a finite
+    /// level, and never called still across such jumps.
+    @Test func extremeAndBackwardTimesKeepTheFilterSane() {
+        var filter = RSSIFilter()
+        let times = [Int64.min, Int64.max, 0, Int64.max - 1, Int64.min + 1, 5, 5, 4].map(Timestamp.init(microsecondsSinceEpoch:))
+        for (index, time) in times.enumerated() {
+            Self.feed(&filter, rssi: index.isMultiple(of: 2) ? -60 : -127, at: time)
+            #expect(filter.estimate.isFinite && filter.variance.isFinite)
+            #expect(!filter.isStationary)
+        }
+        #expect(filter.packetSpread.map(\.isFinite) ?? true)
+    }
+
     /// Through the engine: each ranged beacon and the nearest venue say
     /// stationary once both counters' levels are flat; a stale beacon does not.
     @Test func theEngineReportsAStationaryListener() throws {
