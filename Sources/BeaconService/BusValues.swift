@@ -18,6 +18,7 @@ enum BusValues {
             ("beacon", .objectPath(beacon.map { BusPaths.beacon($0.identity) } ?? "/")),
             ("runner_up", .string(venue.runnerUpID ?? "")),
             ("margin", .double(venue.margin)),
+            ("stationary", .boolean(venue.isStationary)),
         ])
     }
 
@@ -33,6 +34,7 @@ enum BusValues {
             ("Distance", .double(beacon.distance)),
             ("Accuracy", .double(beacon.accuracy)),
             ("Proximity", .string(beacon.proximity.rawValue)),
+            ("Stationary", .boolean(beacon.isStationary)),
             ("LastSeen", .uint64(UInt64(max(0, ServiceClock.system.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)))),
             ("Address", .string(beacon.address.description)),
             ("Venue", .objectPath(beacon.venueID.map(BusPaths.venue) ?? "/")),
@@ -42,7 +44,7 @@ enum BusValues {
     /// Beacon1's properties and their signatures, in declaration order.
     static let beaconSignatures: [(String, String)] = [
         ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("Rssi", "n"), ("FilteredRssi", "d"), ("MeasuredPower", "n"),
-        ("Distance", "d"), ("Accuracy", "d"), ("Proximity", "s"), ("LastSeen", "t"), ("Address", "s"), ("Venue", "o"),
+        ("Distance", "d"), ("Accuracy", "d"), ("Proximity", "s"), ("Stationary", "b"), ("LastSeen", "t"), ("Address", "s"), ("Venue", "o"),
     ]
 
     /// A constraint from `{uuid: s, major: q, minor: q}` (any integer type accepted); `nil` for "all".

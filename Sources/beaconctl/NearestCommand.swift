@@ -50,6 +50,7 @@ struct NearestCommand: AsyncParsableCommand {
         if let runnerUp = venue["runner_up"]?.string, !runnerUp.isEmpty {
             text += "  (ahead of \(runnerUp) by \(Int(((venue["margin"]?.double ?? 0) * 100).rounded()))%)"
         }
+        if venue["stationary"]?.bool == true { text += "  stationary" }
         return text
     }
 
