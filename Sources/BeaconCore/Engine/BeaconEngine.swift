@@ -67,10 +67,14 @@ public struct BeaconEngine: Sendable {
             rssi: sighting.rssi, filteredRSSI: track.filter.estimate.isFinite ? track.filter.estimate : nil,
             at: sighting.time, interval: previousInterval, indices: track.regionIndices, identity: identity,
             into: &transitions)
+        // Recency to the second is enough to choose whom to evict, and spares
+        // a beacon at 10 Hz nine list updates in ten.
+        let relist = track.listedAt.map { sighting.time - $0 >= .seconds(1) } ?? true
+        if relist { track.listedAt = sighting.time }
         tracks[identity] = track
         flushTransitions(into: &events)
         rangeAndPublish(identity, now: sighting.time, into: &events)
-        list(identity)
+        if relist { list(identity) }
     }
 
     /// The source lost or regained the radio. While it is down, beacons go

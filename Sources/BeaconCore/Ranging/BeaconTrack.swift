@@ -14,6 +14,8 @@ struct BeaconTrack: Sendable {
     /// sightings within the enter window): only then is it ranged and
     /// published, so a stranger sending each identity once is never exported.
     var confirmed = false
+    /// When the engine last moved this beacon to the front of its eviction list.
+    var listedAt: Timestamp?
     /// Indices into the engine's regions whose constraint matches this beacon.
     var regionIndices: [Int]
     /// Index into the configuration's venues, and that venue's calibration.
