@@ -19,7 +19,10 @@ public struct MQTTPublication: Sendable {
     private let discovery: HomeAssistantDiscovery?
     private var wanted: [String: Wanted] = [:]
     private var sent: [String: (payload: String, at: Timestamp)] = [:]
-    private var regions: Set<String> = []
+    /// `nil` until the first state: until then no region is known to be gone.
+    private var regions: Set<String>?
+    /// Region configs seen on the broker before the first state, judged when it comes.
+    private var seenEarly: Set<String> = []
 
     private struct Wanted {
         var message: MQTTMessage
@@ -54,8 +57,9 @@ public struct MQTTPublication: Sendable {
             if let discovery { want(discovery.region(id), rank: 0) }
             want(MQTTMessage(topic: topics.region(id), payload: regionState.rawValue, retain: true), rank: 2)
         }
-        for id in regions.subtracting(state.regions.keys) { remove(region: id) }
+        for id in (regions ?? seenEarly).subtracting(state.regions.keys) { remove(region: id) }
         regions = Set(state.regions.keys)
+        seenEarly.removeAll()
         guard publishBeacons else { return }
         // Live readings, not retained: a late subscriber wants the next one, not an old distance.
         let current = Set(state.beacons.map { topics.beacon($0.identity) })
@@ -71,8 +75,12 @@ public struct MQTTPublication: Sendable {
     /// A retained config seen on the broker (`subscriptions`): one for a region
     /// this node no longer has is cleared.
     public mutating func sawDiscovery(topic: String, payloadIsEmpty: Bool) {
-        guard !payloadIsEmpty, let id = topics.regionID(discoveryTopic: topic), !regions.contains(id) else { return }
-        guard wanted[topic] == nil else { return }
+        guard !payloadIsEmpty, let id = topics.regionID(discoveryTopic: topic) else { return }
+        guard let regions else {
+            if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) }
+            return
+        }
+        guard !regions.contains(id), wanted[topic] == nil else { return }
         remove(region: id)
     }
 

@@ -118,6 +118,20 @@ import Testing
         #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config"])
     }
 
+    @Test func configsSeenBeforeTheFirstStateWaitForIt() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        // The broker's retained configs can arrive before the engine's first state.
+        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payloadIsEmpty: false)
+        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payloadIsEmpty: false)
+        #expect(!publication.due(now: Self.t0).contains { $0.payload.isEmpty })
+        publication.update(Self.state())
+        let sent = publication.due(now: Self.t0 + .seconds(1))
+        #expect(Set(sent.filter { $0.payload.isEmpty }.map(\.topic)) == [
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone",
+        ])
+        #expect(sent.first { $0.topic == "beacond/kiosk-7/region/caffe-macs" }?.payload == "inside")
+    }
+
     @Test func noDiscoveryWithAnEmptyPrefix() {
         var publication = MQTTPublication(
             topics: MQTTTopics(base: "site/a", nodeID: "pi", discoveryPrefix: ""), version: "1.0", publishBeacons: false)
