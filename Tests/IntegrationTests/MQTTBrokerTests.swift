@@ -78,6 +78,9 @@ import Testing
             }
         }
         #expect(try Self.mqttProperty(service).contains("connected: mqtt://127.0.0.1:\(broker.port) as node cafe-pi"))
+        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
+        #expect(beaconctl.status == 0, "\(beaconctl)")
+        #expect(try Self.json(beaconctl.stdout)["state"] as? String == "connected")
         service.stop(signal: SIGTERM)
         try subscriber.wait("offline") { $0.topic == "\(node)/availability" && $0.payload == "offline" }
         #expect(service.logText.contains("MQTT: said offline and disconnected"))
@@ -103,6 +106,39 @@ import Testing
         try subscriber.wait("retained config") { $0.topic.hasSuffix("beacond_restart/nearest_venue/config") && $0.retained }
     }
 
+    @Test func aRegionLeavingTheFileLeavesHomeAssistantOnReloadAndOnRestart() throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let directory = try TestSupport.temporaryDirectory()
+        let mqtt = "  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: edit\n"
+        let path = try Self.configuration(mqtt, in: directory)
+        let service = try Service(configuration: path, source: Self.cafe)
+        let config = "homeassistant/binary_sensor/beacond_edit/region_"
+        try subscriber.wait("espresso-bar's config") { $0.topic == config + "espresso-bar/config" && !$0.payload.isEmpty }
+        // Reload without espresso-bar: its entity and state are cleared.
+        let full = try String(contentsOfFile: path, encoding: .utf8)
+        let withoutEspressoBar = full.replacingOccurrences(
+            of: "  - id: espresso-bar\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n    major: 2\n", with: "")
+        try #require(withoutEspressoBar != full)
+        try Data(withoutEspressoBar.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try service.call("Reload").status == 0)
+        try subscriber.wait("espresso-bar's config cleared") { $0.topic == config + "espresso-bar/config" && $0.payload.isEmpty }
+        try subscriber.wait("espresso-bar's state cleared") { $0.topic == "beacond/edit/region/espresso-bar" && $0.payload.isEmpty }
+        // A region dropped while beacond was stopped: the retained config it left is found and cleared.
+        service.stop()
+        let withoutKaffeehaus = withoutEspressoBar.replacingOccurrences(
+            of: "  - id: kaffeehaus\n    uuid: F7826DA6-4FA2-4E98-8024-BC5B71E0893E\n    notify_on_exit: false\n", with: "")
+            .replacingOccurrences(of: "  - id: kaffeehaus-theke\n", with: "  - id: kaffeehaus-theke-gone\n")
+        let venues = withoutKaffeehaus.components(separatedBy: "  - id: kaffeehaus-theke-gone\n")
+        try #require(venues.count == 2)
+        // The venue with the Kaffeehaus UUID goes too (no region would cover it).
+        let rest = venues[1].split(separator: "\n", omittingEmptySubsequences: false).drop { $0.hasPrefix("    ") }
+        try Data((venues[0] + rest.joined(separator: "\n")).utf8).write(to: URL(fileURLWithPath: path))
+        try service.start()
+        try subscriber.wait("kaffeehaus's config cleared") { $0.topic == config + "kaffeehaus/config" && $0.payload.isEmpty }
+        #expect(!subscriber.messages.contains { $0.topic == config + "caffe-macs/config" && $0.payload.isEmpty })
+    }
+
     @Test func aBrokerNeverThereLeavesDBusAnswering() throws {
         let port = try MosquittoBroker.freePort()
         let service = try Self.start("  url: mqtt://127.0.0.1:\(port)\n")
@@ -111,6 +147,8 @@ import Testing
         #expect(venue.status == 0, "\(venue.stderr)")
         let property = try Self.mqttProperty(service)
         #expect(property.contains("disconnected: Connection refused") || property.contains("connecting: "), "\(property)")
+        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address])
+        #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
     }
 
     @Test func aWrongPasswordIsSaidOnceAndRetriedWithBackoff() throws {
