@@ -206,6 +206,18 @@ import Testing
         #expect(!subscriber.messages.contains { $0.topic.hasPrefix("beacond/untrusted/") })
     }
 
+    @Test func aUnixSocketBroker() throws {
+        // mosquitto started as root makes its socket as the mosquitto user.
+        let sockets = try TestSupport.temporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sockets.path)
+        let socket = sockets.appendingPathComponent("mqtt.sock").path
+        let broker = try MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n")
+        try subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
+        #expect(try Self.mqttProperty(service).contains("connected: unix://\(socket)"))
+    }
+
     @Test func theLastWillSaysOfflineWhenBeacondIsKilled() throws {
         let broker = try MosquittoBroker()
         let subscriber = try MQTTSubscriber(port: broker.port)
