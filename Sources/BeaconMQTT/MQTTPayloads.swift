@@ -9,15 +9,15 @@ public enum MQTTPayloads {
         guard let venue else {
             return json([
                 "id": NSNull(), "name": NSNull(), "proximity": Proximity.unknown.rawValue, "distance": NSNull(),
-                "accuracy": NSNull(), "runner_up": NSNull(), "margin": NSNull(), "source": "none",
+                "accuracy": NSNull(), "runner_up": NSNull(), "margin": NSNull(), "stationary": false, "source": "none",
             ])
         }
-        // NearestVenue.isStationary is not in the core yet: `stationary` joins these keys when it is.
         return json([
             "id": venue.venueID, "name": venue.name, "proximity": venue.proximity.rawValue,
             "distance": venue.beacon == nil ? NSNull() : rounded(venue.distance),
             "accuracy": venue.beacon.map { rounded($0.accuracy) as Any } ?? NSNull(),
-            "runner_up": venue.runnerUpID ?? NSNull(), "margin": rounded(venue.margin), "source": venue.source.rawValue,
+            "runner_up": venue.runnerUpID ?? NSNull(), "margin": rounded(venue.margin), "stationary": venue.isStationary,
+            "source": venue.source.rawValue,
         ])
     }
 
@@ -31,7 +31,7 @@ public enum MQTTPayloads {
         json([
             "uuid": beacon.identity.uuid.uuidString, "major": Int(beacon.identity.major), "minor": Int(beacon.identity.minor),
             "proximity": beacon.proximity.rawValue, "distance": rounded(beacon.distance), "accuracy": rounded(beacon.accuracy),
-            "rssi": rounded(beacon.filteredRSSI), "venue": beacon.venueID ?? NSNull(),
+            "rssi": rounded(beacon.filteredRSSI), "stationary": beacon.isStationary, "venue": beacon.venueID ?? NSNull(),
         ])
     }
 

@@ -52,7 +52,7 @@ import Testing
         }
         let fields = try Self.json(venue.payload)
         #expect(["counter-1", "counter-2", "coffee-bar"].contains(fields["id"] as? String ?? ""))
-        for key in ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "source"] {
+        for key in ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "stationary", "source"] {
             #expect(fields[key] != nil, "nearest_venue lacks \(key)")
         }
         let scanning = try Self.json(try #require(subscriber.latest("\(node)/scanning")))

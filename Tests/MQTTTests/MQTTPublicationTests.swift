@@ -12,14 +12,14 @@ import Testing
     static func beacon(minor: UInt16, distance: Double) -> RangedBeacon {
         RangedBeacon(
             identity: BeaconIdentity(uuid: cafe, major: 1, minor: minor), rssi: -60, filteredRSSI: -60.123,
-            measuredPower: -59, distance: distance, accuracy: 0.456, proximity: .near, lastSeen: t0,
+            measuredPower: -59, distance: distance, accuracy: 0.456, proximity: .near, isStationary: true, lastSeen: t0,
             address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: "counter-\(minor)")
     }
 
     static func nearest(distance: Double) -> NearestVenue {
         NearestVenue(
             venueID: "counter-1", name: "Caffè Macs — Counter 1", source: .ranging, beacon: beacon(minor: 1, distance: distance),
-            runnerUpID: "counter-2", margin: 0.4321)
+            runnerUpID: "counter-2", margin: 0.4321, isStationary: true)
     }
 
     static func state(regions: [String: RegionState] = ["caffe-macs": .inside, "kaffeehaus": .outside], distance: Double = 1.234) -> MQTTNodeState {
@@ -56,6 +56,7 @@ import Testing
         #expect(venue["margin"] as? Double == 0.43)
         #expect(venue["runner_up"] as? String == "counter-2")
         #expect(venue["source"] as? String == "ranging")
+        #expect(venue["stationary"] as? Bool == true)
         #expect(venue["proximity"] as? String == "near")
         #expect(publication.lastWill == MQTTMessage(topic: "beacond/kiosk-7/availability", payload: "offline", retain: true))
     }
@@ -182,6 +183,6 @@ import Testing
     @Test func noVenueIsNullsNotAbsentKeys() throws {
         let venue = try Self.json(MQTTPayloads.nearestVenue(nil))
         #expect(venue["id"] is NSNull && venue["source"] as? String == "none")
-        #expect(Set(venue.keys) == ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "source"])
+        #expect(Set(venue.keys) == ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "stationary", "source"])
     }
 }
