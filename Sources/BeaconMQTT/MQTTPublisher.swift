@@ -33,7 +33,7 @@ public final class MQTTPublisher: Sendable {
         self.settings = settings
         self.version = version
         self.logger = logger
-        nodeID = settings.nodeID ?? MQTTSettings.nodeID(hostName: ProcessInfo.processInfo.hostName)
+        nodeID = settings.nodeID ?? MQTTSettings.nodeID(hostName: Self.hostName())
         shared = Mutex(Shared(status: "connecting: \(settings.broker)"))
     }
 
@@ -243,6 +243,15 @@ public final class MQTTPublisher: Sendable {
 
     static func format(_ duration: Duration) -> String {
         String(format: "%.1f s", duration.seconds)
+    }
+
+    /// The kernel's host name, without a DNS lookup (Foundation's `hostName`
+    /// may ask a resolver, which can hang on a Pi without network).
+    static func hostName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let ok = buffer.withUnsafeMutableBytes { gethostname($0.baseAddress!.assumingMemoryBound(to: CChar.self), 255) == 0 }
+        guard ok else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
     }
 
     /// A monotonic clock for rate limits: the wall clock may jump.
