@@ -151,7 +151,7 @@ import Testing
         #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
     }
 
-    @Test func aWrongPasswordIsSaidOnceAndRetriedWithBackoff() throws {
+    @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() throws {
         let directory = try TestSupport.temporaryDirectory()
         let passwords = directory.appendingPathComponent("passwords").path
         let made = try TestSupport.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwords, "kiosk", "right"])
@@ -170,6 +170,9 @@ import Testing
         // Three attempts take at least 0.5 + 1 + 2 s: no flood.
         #expect(lines.count <= 4, "\(lines)")
         #expect(try Self.mqttProperty(service).contains("disconnected: "))
+        // The file is read on every attempt: fixing it needs no restart.
+        try Data("right\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
+        try Self.waitForLog(service) { $0.contains("MQTT: connected to mqtt://127.0.0.1:\(broker.port)") }
     }
 
     @Test func tlsWithATestCAIsVerified() throws {
