@@ -142,6 +142,8 @@ import Testing
     @Test func aBrokerNeverThereLeavesDBusAnswering() throws {
         let port = try MosquittoBroker.freePort()
         let service = try Self.start("  url: mqtt://127.0.0.1:\(port)\n")
+        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        #expect(check.stdout.contains("mqtt: mqtt://127.0.0.1:\(port) as node (the host name), topics beacond/…; discovery under homeassistant/"), "\(check)")
         try Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(port): Connection refused") }
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])
         #expect(venue.status == 0, "\(venue.stderr)")
@@ -238,5 +240,7 @@ import Testing
         #expect(venue.status == 0, "\(venue.stderr)")
         #expect(try Self.mqttProperty(service).trimmingCharacters(in: .whitespacesAndNewlines) == "s \"off\"")
         #expect(!service.logText.contains("MQTT"))
+        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        #expect(check.stdout.contains("\nmqtt: off"), "\(check)")
     }
 }
