@@ -115,7 +115,11 @@ public final class MQTTPublisher: Sendable {
                         }
                         for seen in session.seen { session.publication.sawDiscovery(topic: seen.topic, payloadIsEmpty: seen.empty) }
                         session.seen.removeAll()
-                        for message in session.publication.due(now: Self.now()) { publish(mosq, message) }
+                        // A broker that stops acknowledging gets nothing more until it catches up:
+                        // the newest values wait in the publication, not in libmosquitto's queue.
+                        if session.unacknowledged < Self.unacknowledgedLimit {
+                            for message in session.publication.due(now: Self.now()) { publish(mosq, message, session) }
+                        }
                     }
                     if loop != MOSQ_ERR_SUCCESS.rawValue {
                         reason = session.refusal ?? describe(loop, session)
@@ -163,6 +167,11 @@ public final class MQTTPublisher: Sendable {
             guard let context else { return }
             Unmanaged<Session>.fromOpaque(context).takeUnretainedValue().connected = false
         }
+        mosquitto_publish_callback_set(mosq) { _, context, _ in
+            guard let context else { return }
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            session.unacknowledged = max(0, session.unacknowledged - 1)
+        }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
@@ -200,9 +209,14 @@ public final class MQTTPublisher: Sendable {
         return mosquitto_connect(mosq, settings.broker.host, Int32(settings.broker.port), 30)
     }
 
-    private func publish(_ mosq: OpaquePointer, _ message: MQTTMessage) {
+    /// QoS 1 messages sent and not yet acknowledged, beyond which nothing more is handed to libmosquitto.
+    static let unacknowledgedLimit = 64
+
+    private func publish(_ mosq: OpaquePointer, _ message: MQTTMessage, _ session: Session) {
         let rc = mosquitto_publish(mosq, nil, message.topic, Int32(message.payload.utf8.count), message.payload, 1, message.retain)
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            session.unacknowledged += 1
+        } else {
             logger.debug("MQTT: could not publish \(message.topic): \(String(cString: mosquitto_strerror(rc)))")
         }
     }
@@ -211,7 +225,7 @@ public final class MQTTPublisher: Sendable {
     private func say(offline mosq: OpaquePointer, _ session: Session) {
         var offline = session.publication.lastWill
         offline.retain = true
-        publish(mosq, offline)
+        publish(mosq, offline, session)
         mosquitto_disconnect(mosq)
         let deadline = Self.now() + .seconds(2)
         while session.connected, Self.now() < deadline {
@@ -271,6 +285,8 @@ private final class Session {
     var refusal: String?
     var lastLibraryError: String?
     var seen: [(topic: String, empty: Bool)] = []
+    /// PUBLISHes without their PUBACK on this connection.
+    var unacknowledged = 0
 
     init(publication: MQTTPublication) {
         self.publication = publication
@@ -281,6 +297,7 @@ private final class Session {
         justConnected = false
         wasConnected = false
         refusal = nil
+        unacknowledged = 0
         lastLibraryError = nil
         seen.removeAll()
     }
