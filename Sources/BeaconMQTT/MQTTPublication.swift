@@ -46,8 +46,9 @@ public struct MQTTPublication: Sendable {
     /// The will: what the broker says for this node when it vanishes.
     public var lastWill: MQTTMessage { MQTTMessage(topic: topics.availability, payload: "offline", retain: true) }
 
-    /// Topics the shell subscribes to, to clear configs an earlier run left behind.
-    public var subscriptions: [String] { discovery == nil ? [] : [topics.regionDiscoveryFilter] }
+    /// Topics the shell subscribes to: to clear configs an earlier run left
+    /// behind, and Home Assistant's birth message.
+    public var subscriptions: [String] { discovery == nil ? [] : [topics.regionDiscoveryFilter, topics.homeAssistantStatus] }
 
     /// Takes the engine's newest state; only what differs from it is sent later.
     public mutating func update(_ state: MQTTNodeState) {
@@ -72,10 +73,15 @@ public struct MQTTPublication: Sendable {
         }
     }
 
-    /// A retained config seen on the broker (`subscriptions`): one for a region
-    /// this node no longer has is cleared.
-    public mutating func sawDiscovery(topic: String, payloadIsEmpty: Bool) {
-        guard !payloadIsEmpty, let id = topics.regionID(discoveryTopic: topic) else { return }
+    /// A message on one of the `subscriptions`. Home Assistant saying
+    /// `online` (it restarted) gets everything again; a retained config for
+    /// a region this node no longer has is cleared.
+    public mutating func received(topic: String, payload: String) {
+        if topic == topics.homeAssistantStatus {
+            if payload == "online" { connectionLost() }
+            return
+        }
+        guard !payload.isEmpty, let id = topics.regionID(discoveryTopic: topic) else { return }
         guard let regions else {
             if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) }
             return

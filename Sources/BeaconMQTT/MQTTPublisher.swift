@@ -113,7 +113,7 @@ public final class MQTTPublisher: Sendable {
                             session.publication.update(state)
                             generation = current
                         }
-                        for seen in session.seen { session.publication.sawDiscovery(topic: seen.topic, payloadIsEmpty: seen.empty) }
+                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
                         session.seen.removeAll()
                         // A broker that stops acknowledging gets nothing more until it catches up:
                         // the newest values wait in the publication, not in libmosquitto's queue.
@@ -176,7 +176,12 @@ public final class MQTTPublisher: Sendable {
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
             // Bounded: the pump drains it after every loop step.
-            if session.seen.count < 1024 { session.seen.append((String(cString: topic), message.pointee.payloadlen == 0)) }
+            // Only short payloads matter (a birth message; whether a config is empty).
+            let length = Int(min(max(message.pointee.payloadlen, 0), 16))
+            let payload = message.pointee.payload.map {
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self)
+            } ?? ""
+            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }
         }
         mosquitto_log_callback_set(mosq) { _, context, level, text in
             guard let context, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
@@ -284,7 +289,8 @@ private final class Session {
     var wasConnected = false
     var refusal: String?
     var lastLibraryError: String?
-    var seen: [(topic: String, empty: Bool)] = []
+    /// Messages received, each payload cut to 16 bytes.
+    var seen: [(topic: String, payload: String)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
 

@@ -30,6 +30,9 @@ public struct MQTTTopics: Hashable, Sendable {
         "\(discoveryPrefix)/\(component)/\(discoveryNode)/\(object)/config"
     }
 
+    /// Where Home Assistant says `online` when it starts (its birth message).
+    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+
     /// Every region config this node may have left on the broker, from this run or an earlier one.
     public var regionDiscoveryFilter: String { discovery("binary_sensor", "+") }
 

@@ -84,6 +84,15 @@ import Testing
             }
         }
         #expect(try Self.mqttProperty(service).contains("connected: mqtt://127.0.0.1:\(broker.port) as node cafe-pi"))
+        // Home Assistant restarting (its birth message) gets the configs again.
+        let birth = try TestSupport.run(
+            TestSupport.tool("mosquitto_pub") ?? "/usr/bin/mosquitto_pub",
+            ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-m", "online"])
+        #expect(birth.status == 0, "\(birth.stderr)")
+        let before = subscriber.messages.count
+        try subscriber.wait("the configs again") {
+            $0.topic == configs[0] && subscriber.messages.count > before
+        }
         let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
         #expect(beaconctl.status == 0, "\(beaconctl)")
         #expect(try Self.json(beaconctl.stdout)["state"] as? String == "connected")

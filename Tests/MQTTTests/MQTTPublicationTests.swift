@@ -110,20 +110,20 @@ import Testing
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         publication.update(Self.state())
         _ = publication.due(now: Self.t0)
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payloadIsEmpty: false)
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payloadIsEmpty: false)
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payloadIsEmpty: false)
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payloadIsEmpty: true)
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payload: "")
         let sent = publication.due(now: Self.t0 + .seconds(2))
         #expect(Set(sent.map(\.topic)) == ["homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone"])
-        #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config"])
+        #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config", "homeassistant/status"])
     }
 
     @Test func configsSeenBeforeTheFirstStateWaitForIt() {
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         // The broker's retained configs can arrive before the engine's first state.
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payloadIsEmpty: false)
-        publication.sawDiscovery(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payloadIsEmpty: false)
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
         #expect(!publication.due(now: Self.t0).contains { $0.payload.isEmpty })
         publication.update(Self.state())
         let sent = publication.due(now: Self.t0 + .seconds(1))
@@ -131,6 +131,16 @@ import Testing
             "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone",
         ])
         #expect(sent.first { $0.topic == "beacond/kiosk-7/region/caffe-macs" }?.payload == "inside")
+    }
+
+    @Test func homeAssistantComingOnlineGetsEverythingAgain() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let first = publication.due(now: Self.t0)
+        publication.received(topic: "homeassistant/status", payload: "offline")
+        #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
+        publication.received(topic: "homeassistant/status", payload: "online")
+        #expect(Set(publication.due(now: Self.t0 + .seconds(2)).map(\.topic)) == Set(first.map(\.topic)))
     }
 
     @Test func noDiscoveryWithAnEmptyPrefix() {
