@@ -227,15 +227,18 @@ import Testing
         #expect(!subscriber.messages.contains { $0.topic.hasPrefix("beacond/untrusted/") })
     }
 
-    @Test func aUnixSocketBroker() throws {
+    @Test func aUnixSocketBrokerWithPerBeaconReadings() throws {
         // mosquitto started as root makes its socket as the mosquitto user.
         let sockets = try TestSupport.temporaryDirectory()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sockets.path)
         let socket = sockets.appendingPathComponent("mqtt.sock").path
         let broker = try MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
         let subscriber = try MQTTSubscriber(port: broker.port)
-        let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n")
+        let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n  publish_beacons: true\n")
         try subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
+        // Asked for, per-beacon readings come too.
+        let beacon = try subscriber.wait("a beacon") { $0.topic.hasPrefix("beacond/local/beacon/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-") }
+        #expect(try Self.json(beacon.payload)["distance"] is Double)
         #expect(try Self.mqttProperty(service).contains("connected: unix://\(socket)"))
     }
 
