@@ -243,7 +243,12 @@ public final class MQTTPublisher: Sendable {
         switch rc {
         case MOSQ_ERR_ERRNO.rawValue:
             let text = String(cString: strerror(errno))
-            return errno == ECONNREFUSED ? "\(text) (is the broker running and listening there?)" : text
+            switch errno {
+            case ECONNREFUSED: return "\(text) (is the broker running and listening there?)"
+            case EAFNOSUPPORT, EPERM:
+                return "\(text) (systemd's RestrictAddressFamilies? install dist/systemd/beacond-mqtt.conf as a drop-in; docs/mqtt.md)"
+            default: return text
+            }
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:
             return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
         case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:
