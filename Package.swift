@@ -12,7 +12,8 @@ import PackageDescription
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
 /// - `DBus`: a general libdbus-1 binding (objects, properties, signals, client calls).
-/// - `CBluetooth`, `CDBus`: BlueZ's libbluetooth and libdbus-1, linked for real.
+/// - `BeaconMQTT`: the MQTT publisher (topics, payloads, Home Assistant discovery, pure) on libmosquitto.
+/// - `CBluetooth`, `CDBus`, `CMosquitto`: BlueZ's libbluetooth, libdbus-1 and libmosquitto, linked for real.
 /// - `beacond`, `beaconctl`: the service and its client.
 let package = Package(
     name: "beacond",
@@ -51,6 +52,15 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(
+            name: "BeaconMQTT",
+            dependencies: ["BeaconCore", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "BeaconSources",
             dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth", "DBus"]
@@ -59,7 +69,7 @@ let package = Package(
         .target(
             name: "BeaconService",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources", "DBus",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "DBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -102,6 +112,10 @@ let package = Package(
         .testTarget(
             name: "SourcesTests",
             dependencies: ["BeaconCore", "BeaconSources", "DBus"]
+        ),
+        .testTarget(
+            name: "MQTTTests",
+            dependencies: ["BeaconMQTT", "BeaconCore", "BeaconConfiguration"]
         ),
         .testTarget(
             name: "DBusTests",

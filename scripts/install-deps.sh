@@ -14,6 +14,9 @@ packages=(
     bluez              # btmon: the reference decoder the tests compare with
     libglib2.0-bin     # gdbus
     systemd            # busctl, systemd-analyze
+    mosquitto          # a real MQTT broker for the publisher's tests
+    mosquitto-clients  # mosquitto_sub, mosquitto_passwd
+    libmosquitto-dev   # libmosquitto (the MQTT publisher)
 )
 
 missing=()

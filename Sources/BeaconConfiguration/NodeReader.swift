@@ -15,7 +15,7 @@ struct NodeReader {
     // MARK: The file's sections
 
     mutating func configuration(_ root: Node) -> Configuration? {
-        guard let fields = mapping(root, "", keys: ["source", "ranging", "regions", "venues"]) else { return nil }
+        guard let fields = mapping(root, "", keys: ["source", "ranging", "regions", "venues", "mqtt"]) else { return nil }
         var configuration = Configuration()
         if let node = fields["source"], let text = string(node, "source") {
             do {
@@ -28,8 +28,66 @@ struct NodeReader {
         configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
         let regions = configuration.regions
         configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2, regions: regions) }
+        if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)
         return configuration
+    }
+
+    private mutating func mqtt(_ node: Node) -> MQTTSettings? {
+        let keys = ["url", "username", "password_file", "node_id", "base_topic", "discovery_prefix", "publish_beacons", "ca_file"]
+        guard let fields = mapping(node, "mqtt", keys: keys) else { return nil }
+        guard let urlNode = fields["url"] else {
+            report(node, "mqtt.url", "missing; expected mqtt://HOST[:PORT], mqtts://HOST[:PORT] or unix:///PATH")
+            return nil
+        }
+        var broker: MQTTBroker?
+        if let text = string(urlNode, "mqtt.url") {
+            do {
+                broker = try MQTTBroker(parsing: text)
+            } catch {
+                report(urlNode, "mqtt.url", error.description)
+            }
+        }
+        var settings = MQTTSettings(broker: broker ?? MQTTBroker(transport: .tcp, host: "", port: 0))
+        if let n = fields["username"], let text = string(n, "mqtt.username") {
+            if text.isEmpty || text.utf8.count > 256 { report(n, "mqtt.username", "expected 1 to 256 bytes") }
+            settings.username = text
+        }
+        settings.passwordFile = fields["password_file"].flatMap { readableFile($0, "mqtt.password_file") }
+        if settings.passwordFile != nil, settings.username == nil, let n = fields["password_file"] {
+            report(n, "mqtt.password_file", "a password needs a username")
+        }
+        settings.caFile = fields["ca_file"].flatMap { readableFile($0, "mqtt.ca_file") }
+        if let n = fields["ca_file"], let broker, broker.transport != .tls {
+            report(n, "mqtt.ca_file", "only used with mqtts://; the url is \(broker)")
+        }
+        if let n = fields["node_id"] { settings.nodeID = identifier(n, node, "mqtt.node_id") }
+        for (key, keyPath) in [("base_topic", \MQTTSettings.baseTopic), ("discovery_prefix", \MQTTSettings.discoveryPrefix)] {
+            guard let n = fields[key], let text = string(n, "mqtt.\(key)") else { continue }
+            if (key == "discovery_prefix" && text.isEmpty) || MQTTSettings.isValidTopicPrefix(text) {
+                settings[keyPath: keyPath] = text
+            } else {
+                report(n, "mqtt.\(key)", "expected topic levels without '+', '#', or empty levels (no leading or trailing '/'), got '\(text)'")
+            }
+        }
+        if let n = fields["publish_beacons"], let value = bool(n, "mqtt.publish_beacons") { settings.publishBeacons = value }
+        return broker == nil ? nil : settings
+    }
+
+    /// A file named in the configuration, relative to it, that beacond can read now.
+    private mutating func readableFile(_ node: Node, _ field: String) -> String? {
+        guard let text = string(node, field), !text.isEmpty else { return nil }
+        let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            report(node, field, "no such file: \(path)")
+            return nil
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            report(node, field, "cannot read \(path): permission denied (beacond runs as its own user; make the file readable to it)")
+            return nil
+        }
+        return path
     }
 
     private mutating func ranging(_ node: Node) -> RangingSettings {

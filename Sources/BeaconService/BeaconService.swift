@@ -1,5 +1,6 @@
 import BeaconConfiguration
 import BeaconCore
+import BeaconMQTT
 import BeaconSources
 import DBus
 import Logging
@@ -118,10 +119,14 @@ public final class BeaconService: Service, Sendable {
         var droppedReported: (count: UInt64, at: Timestamp) = (0, start)
         /// Silence is counted from the last sighting or from when the radio came back, whichever is later.
         var resumedAt = start
+        // Off without an `mqtt:` section: no MQTT library call is made at all.
+        let mqtt = configuration.mqtt.map { MQTTPublisher(settings: $0, version: settings.version, logger: logger) }
+        mqtt?.start()
+        defer { mqtt?.stop() }
         func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
             ServiceSnapshot(
                 time: time, engine: engine, available: available, availabilityReason: availability,
-                source: source.description, droppedAdvertisements: dropped)
+                source: source.description, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
         }
         var bus: BusService?
         if let address = settings.bus {
@@ -216,8 +221,10 @@ public final class BeaconService: Service, Sendable {
                 if event.isSignalled { signals.append(event) }
             }
             events.removeAll(keepingCapacity: true)
-            if let bus, ticked || answered || !signals.isEmpty || !announcements.isEmpty {
-                bus.publish(snapshot(engine, at: now), events: signals)
+            if ticked || answered || !signals.isEmpty || !announcements.isEmpty {
+                let published = snapshot(engine, at: now)
+                bus?.publish(published, events: signals)
+                mqtt?.update(MQTTNodeState(published))
                 signals.removeAll(keepingCapacity: true)
             }
             for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
@@ -309,6 +316,9 @@ public final class BeaconService: Service, Sendable {
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
                 engine.reconfigure(configuration, now: now, into: &events)
+                if configuration.mqtt != self.configuration.mqtt {
+                    logger.notice("the mqtt section changed; it applies when beacond restarts")
+                }
                 logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
                 call?.reply()
             } catch {
@@ -329,6 +339,18 @@ public final class BeaconService: Service, Sendable {
         if summary.skippedRecords > 0 { text += ", skipped \(summary.skippedRecords) unreadable lines" }
         if let stop = summary.stoppedEarly { text += "; stopped early: \(stop)" }
         return text
+    }
+}
+
+extension MQTTNodeState {
+    /// `beacons.yaml`'s regions only: a D-Bus client's regions are its own business.
+    init(_ snapshot: ServiceSnapshot) {
+        self.init(
+            nearest: snapshot.nearest,
+            regions: Dictionary(
+                snapshot.regions.filter { $0.owner == nil }.map { ($0.id, snapshot.regionStates[$0.key] ?? .unknown) },
+                uniquingKeysWith: { first, _ in first }),
+            scanning: snapshot.available, scanningReason: snapshot.availabilityReason, beacons: snapshot.ranged)
     }
 }
 

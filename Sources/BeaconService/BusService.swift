@@ -234,6 +234,7 @@ final class BusService: Sendable {
             ("PreferredVenue", .string(snapshot.preferredVenue ?? "")),
             ("Version", .string(version)),
             ("DroppedAdvertisements", .uint64(snapshot.droppedAdvertisements)),
+            ("Mqtt", .string(snapshot.mqtt)),
         ]
     }
 
@@ -276,7 +277,7 @@ final class BusService: Sendable {
     private func managerDeclaration() -> DBusInterface {
         let signatures: [(String, String)] = [
             ("Available", "b"), ("Source", "s"), ("Adapter", "s"), ("NearestVenue", "s"), ("PreferredVenue", "s"),
-            ("Version", "s"), ("DroppedAdvertisements", "t"),
+            ("Version", "s"), ("DroppedAdvertisements", "t"), ("Mqtt", "s"),
         ]
         return DBusInterface(
             name: Self.managerInterface,

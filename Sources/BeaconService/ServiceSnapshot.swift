@@ -18,10 +18,12 @@ public struct ServiceSnapshot: Sendable {
     public var source: String
     /// Advertisements dropped because the engine could not keep up, since start.
     public var droppedAdvertisements: UInt64
+    /// The MQTT link: "off", or the publisher's status ("connected: …", "disconnected: why; …").
+    public var mqtt: String
 
     public init(
         time: Timestamp, engine: BeaconEngine, available: Bool, availabilityReason: String, source: String,
-        droppedAdvertisements: UInt64 = 0
+        droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
     ) {
         self.time = time
         configuration = engine.configuration
@@ -36,5 +38,6 @@ public struct ServiceSnapshot: Sendable {
         self.availabilityReason = availabilityReason
         self.source = source
         self.droppedAdvertisements = droppedAdvertisements
+        self.mqtt = mqtt
     }
 }

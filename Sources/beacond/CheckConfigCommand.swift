@@ -53,6 +53,15 @@ struct ConfigurationSummary {
             if let distance = venue.maxDistance { line += "; within \(distance) m" }
             lines.append(line)
         }
+        if let mqtt = configuration.mqtt {
+            var line = "mqtt: \(mqtt.broker) as node \(mqtt.nodeID ?? "(the host name)"), topics \(mqtt.baseTopic)/…"
+            line += mqtt.discoveryPrefix.isEmpty ? "; no Home Assistant discovery" : "; discovery under \(mqtt.discoveryPrefix)/"
+            if let user = mqtt.username { line += "; user \(user)" }
+            if mqtt.publishBeacons { line += "; per-beacon distances published" }
+            lines.append(line)
+        } else {
+            lines.append("mqtt: off")
+        }
         text = lines.joined(separator: "\n")
     }
 

@@ -29,6 +29,28 @@ import Testing
         #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
     }
 
+    /// The MQTT drop-in (docs/mqtt.md) is read with the unit and accepted
+    /// silently; the same drop-in with a typo is complained about, so it was read.
+    @Test func theMqttDropInIsReadAndAccepted() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
+        try Data(unit.replacingOccurrences(of: "/usr/local/bin/beacond", with: TestSupport.product("beacond")).utf8)
+            .write(to: directory.appendingPathComponent("beacond.service"))
+        let dropIns = directory.appendingPathComponent("beacond.service.d")
+        try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
+        let dropIn = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond-mqtt.conf"), encoding: .utf8)
+        #expect(try Self.keys("dist/systemd/beacond-mqtt.conf")["RestrictAddressFamilies"] == "AF_UNIX AF_BLUETOOTH AF_INET AF_INET6")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SYSTEMD_UNIT_PATH"] = directory.path + ":"
+        for (text, silent) in [(dropIn, true), (dropIn + "RestrictAddresFamilies=AF_INET\n", false)] {
+            try Data(text.utf8).write(to: dropIns.appendingPathComponent("mqtt.conf"))
+            let result = try TestSupport.run(TestSupport.tool("systemd-analyze")!, ["verify", "beacond.service"], environment: environment)
+            #expect(result.status == 0)
+            #expect((result.stdout + result.stderr).isEmpty == silent, "\(result.stdout)\(result.stderr)")
+        }
+    }
+
     @Test func theUnitGrantsOnlyWhatScanningNeeds() throws {
         let unit = try Self.keys("dist/systemd/beacond.service")
         #expect(unit["Type"] == "dbus")

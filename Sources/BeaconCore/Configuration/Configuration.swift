@@ -5,14 +5,18 @@ public struct Configuration: Hashable, Sendable {
     public var ranging: RangingSettings
     public var regions: [RegionDefinition]
     public var venues: [VenueDefinition]
+    /// `nil`: no `mqtt:` section, nothing is published.
+    public var mqtt: MQTTSettings?
 
     public init(
         source: SourceSpec? = nil, ranging: RangingSettings = RangingSettings(),
-        regions: [RegionDefinition] = [], venues: [VenueDefinition] = []
+        regions: [RegionDefinition] = [], venues: [VenueDefinition] = [],
+        mqtt: MQTTSettings? = nil
     ) {
         self.source = source
         self.ranging = ranging
         self.regions = regions
         self.venues = venues
+        self.mqtt = mqtt
     }
 }

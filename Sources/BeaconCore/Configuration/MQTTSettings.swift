@@ -1,0 +1,47 @@
+/// The `mqtt:` section of `beacons.yaml`: where to publish and under which
+/// names. Absent, nothing MQTT runs. The password itself is never here: it
+/// is read from `passwordFile` or `$BEACOND_MQTT_PASSWORD` when connecting.
+public struct MQTTSettings: Hashable, Sendable {
+    public var broker: MQTTBroker
+    public var username: String?
+    public var passwordFile: String?
+    /// `nil`: the host name, sanitised (`MQTTSettings.nodeID(hostName:)`).
+    public var nodeID: String?
+    public var baseTopic: String
+    /// Empty turns Home Assistant discovery off.
+    public var discoveryPrefix: String
+    /// Per-beacon distances are location data: published only when asked for.
+    public var publishBeacons: Bool
+    /// The CA certificate(s) a `mqtts://` broker is verified against; `nil` uses the system's.
+    public var caFile: String?
+
+    public init(
+        broker: MQTTBroker, username: String? = nil, passwordFile: String? = nil, nodeID: String? = nil,
+        baseTopic: String = "beacond", discoveryPrefix: String = "homeassistant", publishBeacons: Bool = false,
+        caFile: String? = nil
+    ) {
+        self.broker = broker
+        self.username = username
+        self.passwordFile = passwordFile
+        self.nodeID = nodeID
+        self.baseTopic = baseTopic
+        self.discoveryPrefix = discoveryPrefix
+        self.publishBeacons = publishBeacons
+        self.caFile = caFile
+    }
+
+    /// A host name as a node id: the first label, anything but letters,
+    /// digits, '-' and '_' replaced by '_', at most 64 characters.
+    public static func nodeID(hostName: String) -> String {
+        let label = hostName.split(separator: ".").first.map(String.init) ?? ""
+        let cleaned = String(label.unicodeScalars.prefix(64).map { Identifier.isValid(String($0)) ? Character($0) : "_" })
+        return cleaned.isEmpty ? "beacond" : cleaned
+    }
+
+    /// A topic prefix people may choose: non-empty levels, no wildcards, no
+    /// leading or trailing '/', at most 128 characters.
+    public static func isValidTopicPrefix(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && !text.contains("+") && !text.contains("#") && !text.contains("\0")
+            && !text.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty }
+    }
+}

@@ -1,0 +1,137 @@
+import BeaconCore
+
+/// What a node has to tell the broker and what it has told it: the pure
+/// heart of the publisher, driven by hand in tests.
+///
+/// Holds one wanted message per topic (the newest state wins, so nothing
+/// grows while the broker is away), sends a topic at most once per
+/// `minimumInterval` (as PropertiesChanged is coalesced), sends everything
+/// retained again after a reconnect, and clears the topics of regions that
+/// left `beacons.yaml` (their state and their discovery config).
+public struct MQTTPublication: Sendable {
+    public let topics: MQTTTopics
+    public let publishBeacons: Bool
+    public var minimumInterval: Duration = .seconds(1)
+    /// Removals waiting for a connection are kept up to this many; more (ids
+    /// churned by reloads while the broker is away) are forgotten.
+    public static let pendingRemovalLimit = 512
+
+    private let discovery: HomeAssistantDiscovery?
+    private var wanted: [String: Wanted] = [:]
+    private var sent: [String: (payload: String, at: Timestamp)] = [:]
+    /// `nil` until the first state: until then no region is known to be gone.
+    private var regions: Set<String>?
+    /// Region configs seen on the broker before the first state, judged when it comes.
+    private var seenEarly: Set<String> = []
+
+    private struct Wanted {
+        var message: MQTTMessage
+        /// Discovery configs go first, so Home Assistant knows an entity before its state.
+        var rank: Int
+        /// Sent once, then forgotten.
+        var isRemoval = false
+    }
+
+    public init(topics: MQTTTopics, version: String, publishBeacons: Bool) {
+        self.topics = topics
+        self.publishBeacons = publishBeacons
+        discovery = topics.discoveryPrefix.isEmpty ? nil : HomeAssistantDiscovery(topics: topics, version: version)
+        want(MQTTMessage(topic: topics.availability, payload: "online", retain: true), rank: 1)
+        if let discovery {
+            want(discovery.nearestVenue, rank: 0)
+            want(discovery.scanning, rank: 0)
+        }
+    }
+
+    /// The will: what the broker says for this node when it vanishes.
+    public var lastWill: MQTTMessage { MQTTMessage(topic: topics.availability, payload: "offline", retain: true) }
+
+    /// Topics the shell subscribes to: to clear configs an earlier run left
+    /// behind, and Home Assistant's birth message.
+    public var subscriptions: [String] { discovery == nil ? [] : [topics.regionDiscoveryFilter, topics.homeAssistantStatus] }
+
+    /// Takes the engine's newest state; only what differs from it is sent later.
+    public mutating func update(_ state: MQTTNodeState) {
+        want(MQTTMessage(topic: topics.nearestVenue, payload: MQTTPayloads.nearestVenue(state.nearest), retain: true), rank: 2)
+        want(MQTTMessage(topic: topics.scanning, payload: MQTTPayloads.scanning(state.scanning, reason: state.scanningReason), retain: true), rank: 2)
+        for (id, regionState) in state.regions {
+            if let discovery { want(discovery.region(id), rank: 0) }
+            want(MQTTMessage(topic: topics.region(id), payload: regionState.rawValue, retain: true), rank: 2)
+        }
+        for id in (regions ?? seenEarly).subtracting(state.regions.keys) { remove(region: id) }
+        regions = Set(state.regions.keys)
+        seenEarly.removeAll()
+        guard publishBeacons else { return }
+        // Live readings, not retained: a late subscriber wants the next one, not an old distance.
+        let current = Set(state.beacons.map { topics.beacon($0.identity) })
+        for (topic, entry) in wanted where entry.rank == 3 && !current.contains(topic) {
+            wanted[topic] = nil
+            sent[topic] = nil
+        }
+        for beacon in state.beacons {
+            want(MQTTMessage(topic: topics.beacon(beacon.identity), payload: MQTTPayloads.beacon(beacon), retain: false), rank: 3)
+        }
+    }
+
+    /// A message on one of the `subscriptions`. Home Assistant saying
+    /// `online` (it restarted) gets everything again; a retained config for
+    /// a region this node no longer has is cleared.
+    public mutating func received(topic: String, payload: String) {
+        if topic == topics.homeAssistantStatus {
+            if payload == "online" { connectionLost() }
+            return
+        }
+        guard !payload.isEmpty, let id = topics.regionID(discoveryTopic: topic) else { return }
+        guard let regions else {
+            if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) }
+            return
+        }
+        guard !regions.contains(id), wanted[topic] == nil else { return }
+        remove(region: id)
+    }
+
+    /// What to send now: changed topics whose last send is `minimumInterval`
+    /// old, discovery configs first. They count as sent.
+    public mutating func due(now: Timestamp) -> [MQTTMessage] {
+        var ready: [(String, Wanted)] = []
+        for (topic, entry) in wanted {
+            if let last = sent[topic] {
+                guard last.payload != entry.message.payload, now - last.at >= minimumInterval else { continue }
+            }
+            ready.append((topic, entry))
+        }
+        ready.sort { ($0.1.rank, $0.0) < ($1.1.rank, $1.0) }
+        for (topic, entry) in ready {
+            if entry.isRemoval {
+                wanted[topic] = nil
+                sent[topic] = nil
+            } else {
+                sent[topic] = (entry.message.payload, now)
+            }
+        }
+        return ready.map(\.1.message)
+    }
+
+    /// The broker forgot nothing retained, but a reconnect may follow its
+    /// restart without persistence: everything is sent again.
+    public mutating func connectionLost() {
+        sent.removeAll()
+        for (topic, entry) in wanted where entry.rank == 3 { wanted[topic] = nil }
+    }
+
+    /// How many topics are held: bounded by the regions, ranged beacons and `pendingRemovalLimit`.
+    public var heldTopics: Int { wanted.count }
+
+    private mutating func want(_ message: MQTTMessage, rank: Int) {
+        wanted[message.topic] = Wanted(message: message, rank: rank)
+    }
+
+    private mutating func remove(region id: String) {
+        guard wanted.values.count(where: \.isRemoval) < Self.pendingRemovalLimit - 1 else { return }
+        var topics = [self.topics.region(id)]
+        if let discovery { topics.append(discovery.removal(ofRegion: id).topic) }
+        for topic in topics {
+            wanted[topic] = Wanted(message: MQTTMessage(topic: topic, payload: "", retain: true), rank: 0, isRemoval: true)
+        }
+    }
+}

@@ -1,0 +1,315 @@
+import BeaconCore
+import CMosquitto
+import Foundation
+import Logging
+import Synchronization
+
+/// The libmosquitto shell around `MQTTPublication`: one thread of its own
+/// connects, publishes and reconnects, so the service never waits for the
+/// broker. The engine's owner hands it the newest state (`update`); the
+/// D-Bus `Mqtt` property reads `status`.
+///
+/// libmosquitto's callbacks run on that thread (inside `mosquitto_loop`,
+/// never `loop_start`), so the session they touch has a single owner.
+public final class MQTTPublisher: Sendable {
+    public let nodeID: String
+    private let settings: MQTTSettings
+    private let version: String
+    private let logger: Logger
+    private let shared: Mutex<Shared>
+    /// Signalled by `stop`, to cut a backoff wait short.
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct Shared {
+        var state: MQTTNodeState?
+        var generation = 0
+        var stopping = false
+        var status: String
+    }
+
+    /// Calls no library function: `start` does.
+    public init(settings: MQTTSettings, version: String, logger: Logger) {
+        self.settings = settings
+        self.version = version
+        self.logger = logger
+        nodeID = settings.nodeID ?? MQTTSettings.nodeID(hostName: Self.hostName())
+        shared = Mutex(Shared(status: "connecting: \(settings.broker)"))
+    }
+
+    /// "connecting: …", "connected: …" or "disconnected: <why>; retrying in …", for the log and D-Bus.
+    public var status: String { shared.withLock { $0.status } }
+
+    public func start() {
+        Thread.detachNewThread { [self] in
+            run()
+            finished.signal()
+        }
+    }
+
+    /// The newest state wins; older ones not yet sent are dropped.
+    public func update(_ state: MQTTNodeState) {
+        shared.withLock {
+            $0.state = state
+            $0.generation &+= 1
+        }
+    }
+
+    /// Says `offline` and disconnects cleanly if connected; waits at most `timeout`.
+    public func stop(timeout: Duration = .seconds(3)) {
+        shared.withLock { $0.stopping = true }
+        wake.signal()
+        _ = finished.wait(timeout: .now() + .milliseconds(Int(timeout.seconds * 1000)))
+    }
+
+    private var stopping: Bool { shared.withLock { $0.stopping } }
+
+    private func setStatus(_ status: String) {
+        shared.withLock { $0.status = status }
+    }
+
+    // MARK: The connection's thread
+
+    private static let library: Void = { mosquitto_lib_init() }()
+
+    private func run() {
+        Self.library
+        let topics = MQTTTopics(base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix)
+        let session = Session(publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons))
+        guard let mosq = mosquitto_new("beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) else {
+            setStatus("disconnected: libmosquitto could not make a client (out of memory)")
+            logger.error("MQTT: libmosquitto could not make a client (out of memory); not publishing")
+            return
+        }
+        defer { mosquitto_destroy(mosq) }
+        configure(mosq, session)
+        var backoff = ReconnectBackoff()
+        var generation = -1
+        var lastFailure: String?
+        while !stopping {
+            setStatus("connecting: \(settings.broker)")
+            session.reset()
+            var reason: String
+            let rc = connect(mosq, session)
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                reason = "the connection closed"
+                while true {
+                    let loop = mosquitto_loop(mosq, 100, 1)
+                    if session.justConnected {
+                        session.justConnected = false
+                        backoff.succeeded()
+                        lastFailure = nil
+                        for filter in session.publication.subscriptions { mosquitto_subscribe(mosq, nil, filter, 1) }
+                        logger.notice("MQTT: connected to \(settings.broker) as node \(nodeID); publishing under \(topics.node)")
+                        setStatus("connected: \(settings.broker) as node \(nodeID)")
+                    }
+                    if stopping {
+                        if session.connected { say(offline: mosq, session) }
+                        return
+                    }
+                    if session.connected {
+                        let (state, current) = shared.withLock { ($0.state, $0.generation) }
+                        if current != generation, let state {
+                            session.publication.update(state)
+                            generation = current
+                        }
+                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
+                        session.seen.removeAll()
+                        // A broker that stops acknowledging gets nothing more until it catches up:
+                        // the newest values wait in the publication, not in libmosquitto's queue.
+                        if session.unacknowledged < Self.unacknowledgedLimit {
+                            for message in session.publication.due(now: Self.now()) { publish(mosq, message, session) }
+                        }
+                    }
+                    if loop != MOSQ_ERR_SUCCESS.rawValue {
+                        reason = session.refusal ?? describe(loop, session)
+                        break
+                    }
+                }
+            } else {
+                reason = describe(rc, session)
+            }
+            session.publication.connectionLost()
+            generation = -1
+            let delay = backoff.nextDelay(random: Double.random(in: 0..<1))
+            let retry = "retrying in \(Self.format(delay))"
+            if session.wasConnected {
+                logger.warning("MQTT: lost the connection to \(settings.broker): \(reason); \(retry)")
+            } else if reason == lastFailure {
+                logger.notice("MQTT: still cannot connect to \(settings.broker) (attempt \(backoff.failures), same reason); \(retry)")
+            } else if session.refusal != nil {
+                logger.error("MQTT: \(settings.broker) refused beacond: \(reason); \(retry)")
+            } else {
+                logger.warning("MQTT: cannot connect to \(settings.broker): \(reason); \(retry)")
+            }
+            lastFailure = session.wasConnected ? nil : reason
+            setStatus("disconnected: \(reason); \(retry)")
+            _ = wake.wait(timeout: .now() + .milliseconds(Int(delay.seconds * 1000)))
+        }
+    }
+
+    private func configure(_ mosq: OpaquePointer, _ session: Session) {
+        mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        let will = session.publication.lastWill
+        mosquitto_will_set(mosq, will.topic, Int32(will.payload.utf8.count), will.payload, 1, will.retain)
+        mosquitto_connect_callback_set(mosq) { _, context, rc in
+            guard let context else { return }
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            if rc == 0 {
+                session.connected = true
+                session.justConnected = true
+                session.wasConnected = true
+            } else {
+                session.refusal = MQTTPublisher.refusal(rc)
+            }
+        }
+        mosquitto_disconnect_callback_set(mosq) { _, context, _ in
+            guard let context else { return }
+            Unmanaged<Session>.fromOpaque(context).takeUnretainedValue().connected = false
+        }
+        mosquitto_publish_callback_set(mosq) { _, context, _ in
+            guard let context else { return }
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            session.unacknowledged = max(0, session.unacknowledged - 1)
+        }
+        mosquitto_message_callback_set(mosq) { _, context, message in
+            guard let context, let message, let topic = message.pointee.topic else { return }
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            // Bounded: the pump drains it after every loop step.
+            // Only short payloads matter (a birth message; whether a config is empty).
+            let length = Int(min(max(message.pointee.payloadlen, 0), 16))
+            let payload = message.pointee.payload.map {
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self)
+            } ?? ""
+            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }
+        }
+        mosquitto_log_callback_set(mosq) { _, context, level, text in
+            guard let context, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
+            Unmanaged<Session>.fromOpaque(context).takeUnretainedValue().lastLibraryError = String(cString: text)
+        }
+    }
+
+    /// Sets the credentials and TLS again on every attempt: the password file may have been fixed meanwhile.
+    private func connect(_ mosq: OpaquePointer, _ session: Session) -> Int32 {
+        if let username = settings.username {
+            let password: String?
+            if let file = settings.passwordFile {
+                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                    session.lastLibraryError = "cannot read the password file \(file)"
+                    return MOSQ_ERR_AUTH.rawValue
+                }
+                password = text.trimmingCharacters(in: .newlines)
+            } else {
+                password = ProcessInfo.processInfo.environment["BEACOND_MQTT_PASSWORD"]
+            }
+            mosquitto_username_pw_set(mosq, username, password)
+        }
+        if settings.broker.transport == .tls {
+            let rc = mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+            // Verify the chain and the host name: never opt out silently.
+            mosquitto_tls_opts_set(mosq, 1, nil, nil)
+            mosquitto_tls_insecure_set(mosq, false)
+        }
+        return mosquitto_connect(mosq, settings.broker.host, Int32(settings.broker.port), 30)
+    }
+
+    /// QoS 1 messages sent and not yet acknowledged, beyond which nothing more is handed to libmosquitto.
+    static let unacknowledgedLimit = 64
+
+    private func publish(_ mosq: OpaquePointer, _ message: MQTTMessage, _ session: Session) {
+        let rc = mosquitto_publish(mosq, nil, message.topic, Int32(message.payload.utf8.count), message.payload, 1, message.retain)
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            session.unacknowledged += 1
+        } else {
+            logger.debug("MQTT: could not publish \(message.topic): \(String(cString: mosquitto_strerror(rc)))")
+        }
+    }
+
+    /// The last word: `offline`, retained, then a clean DISCONNECT (so the broker drops the will).
+    private func say(offline mosq: OpaquePointer, _ session: Session) {
+        var offline = session.publication.lastWill
+        offline.retain = true
+        publish(mosq, offline, session)
+        mosquitto_disconnect(mosq)
+        let deadline = Self.now() + .seconds(2)
+        while session.connected, Self.now() < deadline {
+            guard mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
+        }
+        logger.notice("MQTT: said offline and disconnected from \(settings.broker)")
+    }
+
+    private func describe(_ rc: Int32, _ session: Session) -> String {
+        switch rc {
+        case MOSQ_ERR_ERRNO.rawValue:
+            let text = String(cString: strerror(errno))
+            switch errno {
+            case ECONNREFUSED: return "\(text) (is the broker running and listening there?)"
+            case EAFNOSUPPORT, EPERM:
+                return "\(text) (systemd's RestrictAddressFamilies? install dist/systemd/beacond-mqtt.conf as a drop-in; docs/mqtt.md)"
+            default: return text
+            }
+        case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:
+            return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
+        case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:
+            return session.lastLibraryError ?? ""
+        default:
+            return String(cString: mosquitto_strerror(rc))
+        }
+    }
+
+    private static func refusal(_ rc: Int32) -> String {
+        let text = String(cString: mosquitto_connack_string(rc))
+        // 3.1.1: 4 bad user name or password, 5 not authorised; MQTT 5: 134, 135.
+        return [4, 5, 134, 135].contains(rc)
+            ? "\(text) (check mqtt.username and the password in password_file or $BEACOND_MQTT_PASSWORD)" : text
+    }
+
+    static func format(_ duration: Duration) -> String {
+        String(format: "%.1f s", duration.seconds)
+    }
+
+    /// The kernel's host name, without a DNS lookup (Foundation's `hostName`
+    /// may ask a resolver, which can hang on a Pi without network).
+    static func hostName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let ok = buffer.withUnsafeMutableBytes { gethostname($0.baseAddress!.assumingMemoryBound(to: CChar.self), 255) == 0 }
+        guard ok else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    /// A monotonic clock for rate limits: the wall clock may jump.
+    static func now() -> Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Timestamp(microsecondsSinceEpoch: Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000)
+    }
+}
+
+/// What libmosquitto's callbacks report, kept on the connection's thread.
+private final class Session {
+    var publication: MQTTPublication
+    var connected = false
+    var justConnected = false
+    var wasConnected = false
+    var refusal: String?
+    var lastLibraryError: String?
+    /// Messages received, each payload cut to 16 bytes.
+    var seen: [(topic: String, payload: String)] = []
+    /// PUBLISHes without their PUBACK on this connection.
+    var unacknowledged = 0
+
+    init(publication: MQTTPublication) {
+        self.publication = publication
+    }
+
+    func reset() {
+        connected = false
+        justConnected = false
+        wasConnected = false
+        refusal = nil
+        unacknowledged = 0
+        lastLibraryError = nil
+        seen.removeAll()
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import DBus
+import Foundation
+
+/// `beaconctl mqtt [--json]`: whether beacond reaches its MQTT broker, and
+/// why not. Exits 3 when it is configured but not connected, for scripts.
+struct MqttCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mqtt", abstract: "Whether beacond publishes to its MQTT broker, and why not.",
+        discussion: "Prints \"off\" without an mqtt: section in beacons.yaml, else connecting, connected or disconnected and why.")
+
+    @OptionGroup var options: BusOptions
+
+    func run() async throws {
+        let connection = try options.connect()
+        defer { connection.close() }
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(
+                destination: "org.beacond", path: "/org/beacond", interface: "org.freedesktop.DBus.Properties", member: "Get",
+                arguments: [.string("org.beacond.Manager1"), .string("Mqtt")])
+        } catch {
+            throw Advice(error, bus: connection.bus.description)
+        }
+        guard let status = reply.first?.string else { throw Failure(description: "unexpected reply \(reply)") }
+        let state = status.split(separator: ":").first.map(String.init) ?? status
+        if options.json {
+            print(Output.json(["state": state, "status": status]))
+        } else {
+            print(status)
+        }
+        if state != "off", state != "connected" { throw ExitCode(3) }
+    }
+}

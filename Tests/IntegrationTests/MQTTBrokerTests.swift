@@ -1,0 +1,265 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// beacond publishing to a real mosquitto on loopback (issue 14): the
+/// simulated café's state and Home Assistant configs, reconnecting after the
+/// broker restarts, a broker that is never there, a refused password, TLS
+/// with a test CA, and the last will.
+@Suite(.serialized) struct MQTTBrokerTests {
+    typealias Service = ServiceBusTests.Service
+
+    /// The repository's beacons.yaml with an `mqtt:` section, in a directory of its own.
+    static func configuration(_ mqtt: String, in directory: URL) throws -> String {
+        let shipped = try String(contentsOfFile: TestSupport.repository("beacons.yaml"), encoding: .utf8)
+        let path = directory.appendingPathComponent("beacons.yaml").path
+        try Data((shipped + "\nmqtt:\n" + mqtt).utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static let cafe = "simulate:" + TestSupport.repository("scenarios/cafe.yaml")
+
+    static func start(_ mqtt: String) throws -> Service {
+        let directory = try TestSupport.temporaryDirectory()
+        return try Service(configuration: try configuration(mqtt, in: directory), source: cafe)
+    }
+
+    static func mqttProperty(_ service: Service) throws -> String {
+        let output = try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Mqtt"])
+        try #require(output.status == 0, "\(output.stderr)")
+        return output.stdout
+    }
+
+    static func waitForLog(_ service: Service, timeout: TimeInterval = 30, _ condition: (String) -> Bool) throws {
+        let seen = MosquittoBroker.waitFor(service.log, timeout: timeout, condition)
+        try #require(seen, "not in the log:\n\(service.logText)")
+    }
+
+    /// The backoff the log shows: each MQTT "retrying in N s", in order.
+    static func retryDelays(_ log: String) -> [Double] {
+        log.split(separator: "\n").filter { $0.contains("MQTT:") && $0.contains("retrying in ") }
+            .compactMap { Double($0.components(separatedBy: "retrying in ").last?.split(separator: " ").first ?? "") }
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
+    }
+
+    @Test func theCafeAppearsInHomeAssistantsTermsAndSaysOfflineOnSIGTERM() throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: cafe-pi\n")
+        let node = "beacond/cafe-pi"
+        // A live subscriber sees the retain flag only on what was held before it came (checked in the restart test).
+        try subscriber.wait("online") { $0.topic == "\(node)/availability" && $0.payload == "online" }
+        try subscriber.wait("caffe-macs inside") { $0.topic == "\(node)/region/caffe-macs" && $0.payload == "inside" }
+        let venue = try subscriber.wait("a ranged nearest venue") {
+            $0.topic == "\(node)/nearest_venue" && $0.payload.contains("\"source\":\"ranging\"")
+        }
+        let fields = try Self.json(venue.payload)
+        #expect(["counter-1", "counter-2", "coffee-bar"].contains(fields["id"] as? String ?? ""))
+        for key in ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "stationary", "source"] {
+            #expect(fields[key] != nil, "nearest_venue lacks \(key)")
+        }
+        let scanning = try Self.json(try #require(subscriber.latest("\(node)/scanning")))
+        #expect(scanning["available"] as? Bool == true)
+        // Home Assistant: one device, a sensor for the venue and scanning, an occupancy binary_sensor per region.
+        let prefix = "homeassistant"
+        let configs = [
+            "\(prefix)/sensor/beacond_cafe-pi/nearest_venue/config", "\(prefix)/sensor/beacond_cafe-pi/scanning/config",
+            "\(prefix)/binary_sensor/beacond_cafe-pi/region_caffe-macs/config",
+            "\(prefix)/binary_sensor/beacond_cafe-pi/region_kaffeehaus/config",
+            "\(prefix)/binary_sensor/beacond_cafe-pi/region_espresso-bar/config",
+        ]
+        for topic in configs {
+            let config = try Self.json(try subscriber.wait(topic) { $0.topic == topic && !$0.payload.isEmpty }.payload)
+            for key in ["name", "unique_id", "state_topic", "availability_topic", "device"] {
+                #expect(config[key] != nil, "\(topic) lacks \(key)")
+            }
+            #expect(config["availability_topic"] as? String == "\(node)/availability")
+            #expect((config["device"] as? [String: Any])?["identifiers"] as? [String] == ["beacond_cafe-pi"])
+            if topic.contains("binary_sensor") {
+                #expect(config["device_class"] as? String == "occupancy")
+                #expect(config["payload_on"] as? String == "inside" && config["payload_off"] as? String == "outside")
+            }
+        }
+        #expect(try Self.mqttProperty(service).contains("connected: mqtt://127.0.0.1:\(broker.port) as node cafe-pi"))
+        // Home Assistant restarting (its birth message) gets the configs again.
+        let birth = try TestSupport.run(
+            TestSupport.tool("mosquitto_pub") ?? "/usr/bin/mosquitto_pub",
+            ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-m", "online"])
+        #expect(birth.status == 0, "\(birth.stderr)")
+        let before = subscriber.messages.count
+        try subscriber.wait("the configs again") {
+            $0.topic == configs[0] && subscriber.messages.count > before
+        }
+        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
+        #expect(beaconctl.status == 0, "\(beaconctl)")
+        #expect(try Self.json(beaconctl.stdout)["state"] as? String == "connected")
+        service.stop(signal: SIGTERM)
+        try subscriber.wait("offline") { $0.topic == "\(node)/availability" && $0.payload == "offline" }
+        #expect(service.logText.contains("MQTT: said offline and disconnected"))
+    }
+
+    @Test func aRestartedBrokerGetsEverythingAgainAfterBackoff() throws {
+        let broker = try MosquittoBroker()
+        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: restart\n")
+        try Self.waitForLog(service) { $0.contains("MQTT: connected") }
+        broker.kill()
+        // Two failed attempts after the loss, with growing delays.
+        try Self.waitForLog(service) { $0.components(separatedBy: "still cannot connect").count >= 3 }
+        let delays = Self.retryDelays(service.logText)
+        #expect(delays.count >= 3 && delays[2] > delays[0], "\(delays)")
+        #expect(try Self.mqttProperty(service).contains("disconnected: "))
+        // A fresh broker (no persistence) holds nothing: what it holds after the reconnect was republished.
+        try broker.start()
+        try Self.waitForLog(service) { $0.components(separatedBy: "MQTT: connected").count >= 3 }
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        try subscriber.wait("retained online") { $0.topic == "beacond/restart/availability" && $0.payload == "online" && $0.retained }
+        try subscriber.wait("retained region") { $0.topic == "beacond/restart/region/caffe-macs" && $0.retained }
+        try subscriber.wait("retained config") { $0.topic.hasSuffix("beacond_restart/nearest_venue/config") && $0.retained }
+    }
+
+    @Test func aRegionLeavingTheFileLeavesHomeAssistantOnReloadAndOnRestart() throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let directory = try TestSupport.temporaryDirectory()
+        let mqtt = "  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: edit\n"
+        let path = try Self.configuration(mqtt, in: directory)
+        let service = try Service(configuration: path, source: Self.cafe)
+        let config = "homeassistant/binary_sensor/beacond_edit/region_"
+        try subscriber.wait("espresso-bar's config") { $0.topic == config + "espresso-bar/config" && !$0.payload.isEmpty }
+        // Reload without espresso-bar: its entity and state are cleared.
+        let full = try String(contentsOfFile: path, encoding: .utf8)
+        let withoutEspressoBar = full.replacingOccurrences(
+            of: "  - id: espresso-bar\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n    major: 2\n", with: "")
+        try #require(withoutEspressoBar != full)
+        try Data(withoutEspressoBar.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try service.call("Reload").status == 0)
+        try subscriber.wait("espresso-bar's config cleared") { $0.topic == config + "espresso-bar/config" && $0.payload.isEmpty }
+        try subscriber.wait("espresso-bar's state cleared") { $0.topic == "beacond/edit/region/espresso-bar" && $0.payload.isEmpty }
+        // A region dropped while beacond was stopped: the retained config it left is found and cleared.
+        service.stop()
+        let withoutKaffeehaus = withoutEspressoBar.replacingOccurrences(
+            of: "  - id: kaffeehaus\n    uuid: F7826DA6-4FA2-4E98-8024-BC5B71E0893E\n    notify_on_exit: false\n", with: "")
+            .replacingOccurrences(of: "  - id: kaffeehaus-theke\n", with: "  - id: kaffeehaus-theke-gone\n")
+        let venues = withoutKaffeehaus.components(separatedBy: "  - id: kaffeehaus-theke-gone\n")
+        try #require(venues.count == 2)
+        // The venue with the Kaffeehaus UUID goes too (no region would cover it).
+        let rest = venues[1].split(separator: "\n", omittingEmptySubsequences: false).drop { $0.hasPrefix("    ") }
+        try Data((venues[0] + rest.joined(separator: "\n")).utf8).write(to: URL(fileURLWithPath: path))
+        try service.start()
+        try subscriber.wait("kaffeehaus's config cleared") { $0.topic == config + "kaffeehaus/config" && $0.payload.isEmpty }
+        #expect(!subscriber.messages.contains { $0.topic == config + "caffe-macs/config" && $0.payload.isEmpty })
+    }
+
+    @Test func aBrokerNeverThereLeavesDBusAnswering() throws {
+        let port = try MosquittoBroker.freePort()
+        let service = try Self.start("  url: mqtt://127.0.0.1:\(port)\n")
+        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        #expect(check.stdout.contains("mqtt: mqtt://127.0.0.1:\(port) as node (the host name), topics beacond/…; discovery under homeassistant/"), "\(check)")
+        try Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(port): Connection refused") }
+        let venue = try service.call("RequestNearestVenue", ["u", "20000"])
+        #expect(venue.status == 0, "\(venue.stderr)")
+        let property = try Self.mqttProperty(service)
+        #expect(property.contains("disconnected: Connection refused") || property.contains("connecting: "), "\(property)")
+        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address])
+        #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
+    }
+
+    @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let passwords = directory.appendingPathComponent("passwords").path
+        let made = try TestSupport.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwords, "kiosk", "right"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let broker = try MosquittoBroker(listener: "allow_anonymous false\npassword_file \(passwords)")
+        try Data("wrong\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
+        let configuration = try Self.configuration(
+            "  url: mqtt://127.0.0.1:\(broker.port)\n  username: kiosk\n  password_file: mqtt.secret\n", in: directory)
+        let service = try Service(configuration: configuration, source: Self.cafe)
+        try Self.waitForLog(service) { $0.components(separatedBy: "same reason").count >= 3 }
+        let log = service.logText
+        let lines = log.split(separator: "\n").filter { $0.contains("MQTT:") }
+        let refused = lines.filter { $0.contains("refused beacond") }
+        #expect(refused.count == 1, "\(lines)")
+        #expect(refused.first?.contains("check mqtt.username and the password") == true, "\(lines)")
+        #expect(refused.first?.contains("error") == true)
+        // Each line is one attempt, and the attempts slow down: no flood.
+        let delays = Self.retryDelays(log)
+        #expect(delays.count == lines.count && delays.count >= 3 && delays[2] > delays[0], "\(lines)")
+        #expect(try Self.mqttProperty(service).contains("disconnected: "))
+        // The file is read on every attempt: fixing it needs no restart.
+        try Data("right\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
+        try Self.waitForLog(service) { $0.contains("MQTT: connected to mqtt://127.0.0.1:\(broker.port)") }
+    }
+
+    @Test func tlsWithATestCAIsVerified() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        func openssl(_ arguments: [String]) throws {
+            let result = try TestSupport.run("/usr/bin/openssl", arguments)
+            try #require(result.status == 0, "openssl \(arguments): \(result.stderr)")
+        }
+        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=beacond test CA",
+                     "-keyout", file("ca.key"), "-out", file("ca.pem")])
+        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", file("server.key"), "-out", file("server.csr")])
+        try Data("subjectAltName=DNS:localhost,IP:127.0.0.1\n".utf8).write(to: URL(fileURLWithPath: file("san.ext")))
+        try openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
+                     "-days", "2", "-extfile", file("san.ext"), "-out", file("server.pem")])
+        // mosquitto started as root reads its files as the mosquitto user: a throwaway key may be world-readable.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file("server.key"))
+        let broker = try MosquittoBroker(
+            listener: "allow_anonymous true\ncafile \(file("ca.pem"))\ncertfile \(file("server.pem"))\nkeyfile \(file("server.key"))")
+        let subscriber = try MQTTSubscriber(port: broker.port, host: "localhost", options: ["--cafile", file("ca.pem")])
+        let trusted = try Service(
+            configuration: try Self.configuration(
+                "  url: mqtts://localhost:\(broker.port)\n  ca_file: ca.pem\n  node_id: tls\n", in: directory),
+            source: Self.cafe)
+        try subscriber.wait("state over TLS") { $0.topic == "beacond/tls/region/caffe-macs" && $0.payload == "inside" }
+        trusted.stop()
+        // Without the test CA, the system's CAs do not vouch for the broker: refused, and said why.
+        let other = try TestSupport.temporaryDirectory()
+        let untrusted = try Service(
+            configuration: try Self.configuration("  url: mqtts://localhost:\(broker.port)\n  node_id: untrusted\n", in: other),
+            source: Self.cafe)
+        try Self.waitForLog(untrusted) { $0.contains("MQTT: cannot connect to mqtts://localhost:\(broker.port): TLS") }
+        #expect(untrusted.logText.contains("check mqtt.ca_file"))
+        #expect(!subscriber.messages.contains { $0.topic.hasPrefix("beacond/untrusted/") })
+    }
+
+    @Test func aUnixSocketBrokerWithPerBeaconReadings() throws {
+        // mosquitto started as root makes its socket as the mosquitto user.
+        let sockets = try TestSupport.temporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sockets.path)
+        let socket = sockets.appendingPathComponent("mqtt.sock").path
+        let broker = try MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n  publish_beacons: true\n")
+        try subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
+        // Asked for, per-beacon readings come too.
+        let beacon = try subscriber.wait("a beacon") { $0.topic.hasPrefix("beacond/local/beacon/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-") }
+        #expect(try Self.json(beacon.payload)["distance"] is Double)
+        #expect(try Self.mqttProperty(service).contains("connected: unix://\(socket)"))
+    }
+
+    @Test func theLastWillSaysOfflineWhenBeacondIsKilled() throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: will\n")
+        try subscriber.wait("online") { $0.topic == "beacond/will/availability" && $0.payload == "online" }
+        service.stop(signal: SIGKILL)
+        let offline = try subscriber.wait("the will") { $0.topic == "beacond/will/availability" && $0.payload == "offline" }
+        #expect(!service.logText.contains("said offline"))
+        #expect(offline.topic == "beacond/will/availability")
+    }
+
+    @Test func withoutAnMqttSectionNothingOfItRuns() throws {
+        let service = try Service(source: Self.cafe)
+        let venue = try service.call("RequestNearestVenue", ["u", "20000"])
+        #expect(venue.status == 0, "\(venue.stderr)")
+        #expect(try Self.mqttProperty(service).trimmingCharacters(in: .whitespacesAndNewlines) == "s \"off\"")
+        #expect(!service.logText.contains("MQTT"))
+        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        #expect(check.stdout.contains("\nmqtt: off"), "\(check)")
+    }
+}

@@ -1,0 +1,75 @@
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// A real `mosquitto` for one test, on loopback, with its own configuration
+/// file and a free port; `restart` keeps the port, `kill` is SIGKILL.
+final class MosquittoBroker: @unchecked Sendable {
+    let directory: URL
+    let port: Int
+    let log: URL
+    private let configuration: URL
+    private var process: Process?
+
+    /// - Parameter listener: lines after `listener PORT 127.0.0.1` (TLS files, auth).
+    init(listener: String = "allow_anonymous true") throws {
+        directory = try TestSupport.temporaryDirectory()
+        port = try Self.freePort()
+        log = directory.appendingPathComponent("mosquitto.log")
+        configuration = directory.appendingPathComponent("mosquitto.conf")
+        try Data("listener \(port) 127.0.0.1\n\(listener)\n".utf8).write(to: configuration)
+        try start()
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func start() throws {
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.tool("mosquitto") ?? "/usr/sbin/mosquitto")
+        process.arguments = ["-c", configuration.path]
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        self.process = process
+        // It says so once it listens.
+        let running = Self.waitFor(log, timeout: 10) { $0.contains(" running") }
+        try #require(running, "mosquitto did not start: \(logText)")
+    }
+
+    func kill() {
+        process?.killAndWait()
+        process = nil
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Waits for a file's text to satisfy `condition`; the file is written by another process.
+    static func waitFor(_ file: URL, timeout: TimeInterval, _ condition: (String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            if condition((try? String(contentsOf: file, encoding: .utf8)) ?? "") { return true }
+            usleep(20_000)
+        } while Date() < deadline
+        return false
+    }
+
+    /// A port nothing listens on right now, from the kernel.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw TestSupport.Failure("no free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

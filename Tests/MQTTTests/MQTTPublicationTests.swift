@@ -1,0 +1,198 @@
+@testable import BeaconCore
+import BeaconMQTT
+import Foundation
+import Testing
+
+/// The publisher's pure part, on a hand clock: what is sent, when, and again after a reconnect.
+@Suite struct MQTTPublicationTests {
+    static let topics = MQTTTopics(base: "beacond", nodeID: "kiosk-7", discoveryPrefix: "homeassistant")
+    static let t0 = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+    static let cafe = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    static func beacon(minor: UInt16, distance: Double) -> RangedBeacon {
+        RangedBeacon(
+            identity: BeaconIdentity(uuid: cafe, major: 1, minor: minor), rssi: -60, filteredRSSI: -60.123,
+            measuredPower: -59, distance: distance, accuracy: 0.456, proximity: .near, isStationary: true, lastSeen: t0,
+            address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: "counter-\(minor)")
+    }
+
+    static func nearest(distance: Double) -> NearestVenue {
+        NearestVenue(
+            venueID: "counter-1", name: "Caffè Macs — Counter 1", source: .ranging, beacon: beacon(minor: 1, distance: distance),
+            runnerUpID: "counter-2", margin: 0.4321, isStationary: true)
+    }
+
+    static func state(regions: [String: RegionState] = ["caffe-macs": .inside, "kaffeehaus": .outside], distance: Double = 1.234) -> MQTTNodeState {
+        MQTTNodeState(
+            nearest: nearest(distance: distance), regions: regions, scanning: true, scanningReason: "scanning with simulate",
+            beacons: [beacon(minor: 1, distance: distance)])
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    @Test func firstSendHasDiscoveryFirstThenAvailabilityAndState() throws {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let sent = publication.due(now: Self.t0)
+        let topics = sent.map(\.topic)
+        #expect(Set(topics) == [
+            "homeassistant/sensor/beacond_kiosk-7/nearest_venue/config", "homeassistant/sensor/beacond_kiosk-7/scanning/config",
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config",
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_kaffeehaus/config",
+            "beacond/kiosk-7/availability", "beacond/kiosk-7/nearest_venue", "beacond/kiosk-7/scanning",
+            "beacond/kiosk-7/region/caffe-macs", "beacond/kiosk-7/region/kaffeehaus",
+        ])
+        let lastConfig = try #require(topics.lastIndex { $0.hasSuffix("/config") })
+        let availability = try #require(topics.firstIndex(of: "beacond/kiosk-7/availability"))
+        #expect(lastConfig < availability && availability == 4)
+        #expect(sent.allSatisfy { $0.retain })
+        #expect(sent.first { $0.topic == "beacond/kiosk-7/region/caffe-macs" }?.payload == "inside")
+        let venue = try Self.json(try #require(sent.first { $0.topic == "beacond/kiosk-7/nearest_venue" }).payload)
+        #expect(venue["id"] as? String == "counter-1")
+        #expect(venue["distance"] as? Double == 1.23)
+        #expect(venue["accuracy"] as? Double == 0.46)
+        #expect(venue["margin"] as? Double == 0.43)
+        #expect(venue["runner_up"] as? String == "counter-2")
+        #expect(venue["source"] as? String == "ranging")
+        #expect(venue["stationary"] as? Bool == true)
+        #expect(venue["proximity"] as? String == "near")
+        #expect(publication.lastWill == MQTTMessage(topic: "beacond/kiosk-7/availability", payload: "offline", retain: true))
+    }
+
+    @Test func unchangedStateIsNotSentAgainAndChangesWaitForTheInterval() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        _ = publication.due(now: Self.t0)
+        publication.update(Self.state())
+        #expect(publication.due(now: Self.t0 + .seconds(5)).isEmpty)
+        // A new distance 200 ms after the first send waits; the newest of two waiting values goes out.
+        publication.update(Self.state(distance: 2.0))
+        #expect(publication.due(now: Self.t0 + .milliseconds(200)).isEmpty)
+        publication.update(Self.state(distance: 3.0))
+        #expect(publication.due(now: Self.t0 + .milliseconds(900)).isEmpty)
+        let later = publication.due(now: Self.t0 + .milliseconds(1000))
+        #expect(later.map(\.topic) == ["beacond/kiosk-7/nearest_venue"])
+        #expect(later.first?.payload.contains("\"distance\":3") == true)
+    }
+
+    @Test func aReconnectRepublishesEverythingRetained() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let first = publication.due(now: Self.t0)
+        publication.connectionLost()
+        // While away, regions change several times: only the newest is sent.
+        publication.update(Self.state(regions: ["caffe-macs": .outside, "kaffeehaus": .outside]))
+        publication.update(Self.state(regions: ["caffe-macs": .inside, "kaffeehaus": .inside]))
+        let again = publication.due(now: Self.t0 + .milliseconds(10))
+        #expect(Set(again.map(\.topic)) == Set(first.map(\.topic)))
+        #expect(again.first { $0.topic == "beacond/kiosk-7/region/kaffeehaus" }?.payload == "inside")
+        #expect(publication.heldTopics == first.count)
+    }
+
+    @Test func aRegionThatLeavesTheFileIsClearedWithItsEntity() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        _ = publication.due(now: Self.t0)
+        publication.update(Self.state(regions: ["caffe-macs": .inside]))
+        let sent = publication.due(now: Self.t0 + .seconds(2))
+        #expect(Set(sent.filter { $0.payload.isEmpty }.map(\.topic)) == [
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_kaffeehaus/config", "beacond/kiosk-7/region/kaffeehaus",
+        ])
+        #expect(sent.allSatisfy { $0.retain })
+        // Sent once, then forgotten: not again after a reconnect.
+        publication.connectionLost()
+        #expect(!publication.due(now: Self.t0 + .seconds(4)).contains { $0.topic.contains("kaffeehaus") })
+    }
+
+    @Test func aConfigLeftByAnEarlierRunIsClearedButNotACurrentOne() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        _ = publication.due(now: Self.t0)
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payload: "")
+        let sent = publication.due(now: Self.t0 + .seconds(2))
+        #expect(Set(sent.map(\.topic)) == ["homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone"])
+        #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config", "homeassistant/status"])
+    }
+
+    @Test func configsSeenBeforeTheFirstStateWaitForIt() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        // The broker's retained configs can arrive before the engine's first state.
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
+        #expect(!publication.due(now: Self.t0).contains { $0.payload.isEmpty })
+        publication.update(Self.state())
+        let sent = publication.due(now: Self.t0 + .seconds(1))
+        #expect(Set(sent.filter { $0.payload.isEmpty }.map(\.topic)) == [
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone",
+        ])
+        #expect(sent.first { $0.topic == "beacond/kiosk-7/region/caffe-macs" }?.payload == "inside")
+    }
+
+    @Test func homeAssistantComingOnlineGetsEverythingAgain() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let first = publication.due(now: Self.t0)
+        publication.received(topic: "homeassistant/status", payload: "offline")
+        #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
+        publication.received(topic: "homeassistant/status", payload: "online")
+        #expect(Set(publication.due(now: Self.t0 + .seconds(2)).map(\.topic)) == Set(first.map(\.topic)))
+    }
+
+    @Test func noDiscoveryWithAnEmptyPrefix() {
+        var publication = MQTTPublication(
+            topics: MQTTTopics(base: "site/a", nodeID: "pi", discoveryPrefix: ""), version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let sent = publication.due(now: Self.t0)
+        #expect(!sent.contains { $0.topic.hasSuffix("/config") })
+        #expect(sent.contains { $0.topic == "site/a/pi/region/caffe-macs" })
+        #expect(publication.subscriptions.isEmpty)
+    }
+
+    @Test func beaconsOnlyWhenAskedForAndNotRetained() throws {
+        var quiet = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        quiet.update(Self.state())
+        #expect(!quiet.due(now: Self.t0).contains { $0.topic.contains("/beacon/") })
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: true)
+        publication.update(Self.state())
+        let beacon = try #require(publication.due(now: Self.t0).first { $0.topic.contains("/beacon/") })
+        #expect(beacon.topic == "beacond/kiosk-7/beacon/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-1-1")
+        #expect(!beacon.retain)
+        #expect(try Self.json(beacon.payload)["venue"] as? String == "counter-1")
+        // A beacon gone is forgotten, not cleared: it was never retained.
+        var gone = Self.state()
+        gone.beacons = []
+        publication.update(gone)
+        #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
+        #expect(publication.heldTopics == 9)
+    }
+
+    @Test func discoveryConfigsHaveTheKeysHomeAssistantNeeds() throws {
+        let discovery = HomeAssistantDiscovery(topics: Self.topics, version: "1.0")
+        for message in [discovery.nearestVenue, discovery.scanning, discovery.region("caffe-macs")] {
+            let config = try Self.json(message.payload)
+            for key in ["name", "unique_id", "state_topic", "availability_topic", "device"] {
+                #expect(config[key] != nil, "\(message.topic) lacks \(key)")
+            }
+            #expect(config["availability_topic"] as? String == "beacond/kiosk-7/availability")
+            let device = try #require(config["device"] as? [String: Any])
+            #expect(device["identifiers"] as? [String] == ["beacond_kiosk-7"])
+            #expect(message.retain)
+        }
+        let region = try Self.json(discovery.region("caffe-macs").payload)
+        #expect(region["unique_id"] as? String == "beacond_kiosk-7_region_caffe-macs")
+        #expect(region["device_class"] as? String == "occupancy")
+        #expect(region["payload_on"] as? String == "inside" && region["payload_off"] as? String == "outside")
+        #expect(try Self.json(discovery.nearestVenue.payload)["json_attributes_topic"] as? String == "beacond/kiosk-7/nearest_venue")
+    }
+
+    @Test func noVenueIsNullsNotAbsentKeys() throws {
+        let venue = try Self.json(MQTTPayloads.nearestVenue(nil))
+        #expect(venue["id"] is NSNull && venue["source"] as? String == "none")
+        #expect(Set(venue.keys) == ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "stationary", "source"])
+    }
+}

@@ -1,0 +1,86 @@
+import BeaconConfiguration
+import BeaconCore
+import Foundation
+import Testing
+
+/// The `mqtt:` section of beacons.yaml, refused with file:line like the rest.
+@Suite struct MQTTSettingsTests {
+    static let regions = """
+        regions:
+          - id: caffe-macs
+            uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+
+        """
+
+    static func problems(_ yaml: String, file: String = "beacons.yaml") -> [String] {
+        do {
+            _ = try ConfigurationLoader.parse(regions + "\n" + yaml, file: file)
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    @Test func brokerURLs() throws {
+        #expect(try MQTTBroker(parsing: "mqtt://broker.example") == MQTTBroker(transport: .tcp, host: "broker.example", port: 1883))
+        #expect(try MQTTBroker(parsing: "mqtts://broker.example:8884/") == MQTTBroker(transport: .tls, host: "broker.example", port: 8884))
+        #expect(try MQTTBroker(parsing: "mqtt://[::1]:1884") == MQTTBroker(transport: .tcp, host: "::1", port: 1884))
+        #expect(try MQTTBroker(parsing: "unix:///run/mosquitto/sock") == MQTTBroker(transport: .unix, host: "/run/mosquitto/sock", port: 0))
+        for bad in ["broker:1883", "http://x", "mqtt://", "mqtt://x:0", "mqtt://x:99999", "mqtt://x:y", "mqtt://u:p@x", "mqtt://x/topic", "unix://relative"] {
+            #expect(throws: MQTTBroker.ParseError.self, "\(bad)") { try MQTTBroker(parsing: bad) }
+        }
+    }
+
+    @Test func aFullSectionIsRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mqtt-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("s3cret\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
+        let file = directory.appendingPathComponent("beacons.yaml").path
+        let configuration = try ConfigurationLoader.parse(
+            Self.regions + """
+                mqtt:
+                  url: mqtt://127.0.0.1:1884
+                  username: kiosk-7
+                  password_file: mqtt.secret
+                  node_id: kiosk-7
+                  base_topic: site/berlin
+                  discovery_prefix: ""
+                  publish_beacons: true
+                """, file: file)
+        let mqtt = try #require(configuration.mqtt)
+        #expect(mqtt.broker == MQTTBroker(transport: .tcp, host: "127.0.0.1", port: 1884))
+        #expect(mqtt.passwordFile == directory.appendingPathComponent("mqtt.secret").path)
+        #expect(mqtt.username == "kiosk-7" && mqtt.nodeID == "kiosk-7" && mqtt.baseTopic == "site/berlin")
+        #expect(mqtt.discoveryPrefix.isEmpty && mqtt.publishBeacons)
+        #expect(try ConfigurationLoader.parse(Self.regions, file: file).mqtt == nil)
+    }
+
+    @Test func badValuesAreRefusedWithFileAndLine() {
+        let problems = Self.problems(
+            """
+            mqtt:
+              url: http://broker
+              password_file: /nonexistent/mqtt.secret
+              node_id: "kiosk 7"
+              base_topic: beacond/#
+              discovery_prefix: /homeassistant
+              publish_beacons: maybe
+              password: inline
+            """)
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: invalid broker URL 'http://broker'") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:7: mqtt.password_file: no such file") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:8: mqtt.node_id: expected 1 to 64 letters") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:9: mqtt.base_topic: expected topic levels") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:10: mqtt.discovery_prefix: expected topic levels") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:11: mqtt.publish_beacons: expected true or false") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:12: mqtt.password: unknown key") })
+        #expect(Self.problems("mqtt:\n  username: x\n").contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: missing") })
+    }
+
+    @Test func nodeIDFromTheHostName() {
+        #expect(MQTTSettings.nodeID(hostName: "kiosk-7.cafe.example") == "kiosk-7")
+        #expect(MQTTSettings.nodeID(hostName: "pi zero+w") == "pi_zero_w")
+        #expect(MQTTSettings.nodeID(hostName: "") == "beacond")
+    }
+}
