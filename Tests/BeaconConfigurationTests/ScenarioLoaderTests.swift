@@ -11,7 +11,7 @@ import Testing
     static let cafe = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let kaffeehaus = UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
 
-    /// /work/main, found from this file: Tests/BeaconConfigurationTests/ScenarioLoaderTests.swift.
+    /// The repository root, found from this file: Tests/BeaconConfigurationTests/ScenarioLoaderTests.swift.
     static var packageRoot: URL {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

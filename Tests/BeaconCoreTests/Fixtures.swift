@@ -3,7 +3,7 @@ import Testing
 
 @testable import BeaconCore
 
-/// Shared test inputs: hex parsing, the Raspberry Pi log and where the shared data lives.
+/// Test inputs: hex parsing, the Raspberry Pi log and where the real recordings live.
 enum Fixtures {
     /// Parses `"3E 27 02 …"` (whitespace-separated hex pairs). Test inputs only: traps on typos.
     static func hex(_ text: String) -> [UInt8] {
@@ -33,14 +33,13 @@ enum Fixtures {
     static let gimbalUUID = UUID(uuidString: "DAF246CE-8363-11E4-B116-123B93F75CBA")!
     static let estimoteUUID = UUID(uuidString: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")!
 
-    /// `../shared/data/NAME` beside the repository (`/work/main` → `/work/shared/data`).
-    static func sharedData(_ name: String) -> URL {
+    /// A real recording in `Tests/Data/` (sources and licences in its README),
+    /// inside the repository so a clone on its own runs every test.
+    static func recording(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()  // BeaconCoreTests
             .deletingLastPathComponent()  // Tests
-            .deletingLastPathComponent()  // repository root
-            .appendingPathComponent("../shared/data/\(name)")
-            .standardizedFileURL
+            .appendingPathComponent("Data/\(name)")
     }
 
     /// The same bytes at a non-zero start index, to catch code that assumes slices start at 0.

@@ -3,11 +3,11 @@ import Testing
 
 @testable import BeaconCore
 
-/// The whole real `hcidump --raw` log from a Raspberry Pi (shared/data/README.md):
+/// The whole real `hcidump --raw` log from a Raspberry Pi (Tests/Data/README.md):
 /// 242 events, 113 iBeacons from two beacons, nothing malformed.
 @Suite struct RaspberryPiLogTests {
     @Test func wholeLogDecodesToItsIBeacons() throws {
-        let url = Fixtures.sharedData("rpi-hcidump-ibeacon.raw")
+        let url = Fixtures.recording("rpi-hcidump-ibeacon.raw")
         let bytes = try [UInt8](Data(contentsOf: url))
         var reader = try RecordingReader(bytes: bytes)
         #expect(reader.format == .hcidump)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func theLogIsThereAndIsText() throws {
-        let text = try String(contentsOf: Fixtures.sharedData("rpi-hcidump-ibeacon.raw"), encoding: .utf8)
+        let text = try String(contentsOf: Fixtures.recording("rpi-hcidump-ibeacon.raw"), encoding: .utf8)
         // Independent count: every event starts on a line beginning with "> 04 3E".
         let starts = text.split(separator: "\n").filter { $0.hasPrefix("> 04 3E") }.count
         #expect(starts == 242)

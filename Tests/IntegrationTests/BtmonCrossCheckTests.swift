@@ -37,7 +37,7 @@ import Testing
 
     @Test func realRaspberryPiLogAgreesWithBtmon() throws {
         // btmon cannot read hcidump text, so the Pi's events go into a btsnoop capture unchanged.
-        let text = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))))
+        let text = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestSupport.recording("rpi-hcidump-ibeacon.raw"))))
         var reader = try RecordingReader(bytes: text)
         var writer = BtsnoopWriter(datalink: .h4)
         var time = Timestamp.milliseconds(1_700_000_000_000)
@@ -54,7 +54,7 @@ import Testing
         #expect(btmon.count == 113)
         #expect(try Self.beacondObservations(path) == btmon)
         // And the text log itself gives the same, straight through beacond.
-        #expect(try Self.beacondObservations(TestSupport.sharedData("rpi-hcidump-ibeacon.raw")) == btmon)
+        #expect(try Self.beacondObservations(TestSupport.recording("rpi-hcidump-ibeacon.raw")) == btmon)
     }
 
     // MARK: Captures

@@ -7,7 +7,7 @@ import Testing
     @Test func raspberryPiLogReplaysToItsIBeacons() throws {
         let result = try TestSupport.run(
             TestSupport.product("beacond"),
-            ["scan", "--source", "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@max", "--json"])
+            ["scan", "--source", "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max", "--json"])
         #expect(result.status == 0)
         var counts: [String: Int] = [:]
         for line in result.stdout.split(separator: "\n") {

@@ -399,7 +399,7 @@ import Testing
         let monitor = try BusMonitor(bus, rules: ["type='signal',interface='org.beacond.Manager1'"])
         let service = try Service(
             bus: bus, configuration: configuration.path,
-            source: "replay:\(TestSupport.sharedData("rpi-hcidump-ibeacon.raw"))@4")
+            source: "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@4")
 
         // While it plays: a ranged answer, a client region, the per-client bound, and stopping it.
         let during = try service.python(

@@ -24,11 +24,10 @@ public enum TestSupport {
             .appendingPathComponent(path).path
     }
 
-    /// `shared/data` beside the repository, as CI lays it out.
-    public static func sharedData(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/data/\(name)").standardizedFileURL.path
+    /// A real recording in `Tests/Data/` (sources and licences in its README),
+    /// inside the repository so a clone on its own runs every test.
+    public static func recording(_ name: String) -> String {
+        repository("Tests/Data/\(name)")
     }
 
     public static func temporaryDirectory() throws -> URL {
