@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of beacond: unit, property and integration tests (btmon,
-# dbus-daemon, python-dbusmock). Installs what it needs first.
+# dbus-daemon, python-dbusmock); then, for the whole suite, checks that a
+# fresh clone with nothing beside it builds and passes (scripts/check-clone.sh).
+# Arguments go to `swift test` (e.g. --filter SUITE) and skip the clone check.
+# Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -12,3 +15,6 @@ else
     echo "not root: the D-Bus policy test needs accounts beacond and beacond-tester (sudo dist/accounts.sh beacond-tester)" >&2
 fi
 swift test "$@"
+if (($# == 0)); then
+    scripts/check-clone.sh
+fi
