@@ -175,6 +175,8 @@ public final class BeaconService: Service, Sendable {
                     if now { resumedAt = time }
                     silentSince = nil
                     announce(now, reason)
+                case .note(let note):
+                    logger.notice("\(note)")
                 case .sourceEnded(let reason):
                     logger.notice("source \(source) ended: \(reason)")
                     announce(false, "source ended: \(reason)")
@@ -190,7 +192,7 @@ public final class BeaconService: Service, Sendable {
                 case .advertisement(let advertisement):
                     if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                     ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
-                case .availability:
+                case .availability, .note:
                     break  // posted as control
                 }
             }

@@ -13,6 +13,8 @@ final class ServiceMailbox: Sendable {
     enum Control: Sendable {
         case request(ServiceRequest)
         case availability(Bool, reason: String)
+        /// What a source tried on its own (re-arming a quiet scan): a log line.
+        case note(String)
         case sourceEnded(String)
         case tick
     }
@@ -46,11 +48,17 @@ final class ServiceMailbox: Sendable {
         wake.yield()
     }
 
-    /// A source's event: availability goes with control, the rest is bounded.
+    /// A source's event: availability and notes go with control, the rest is bounded.
     func post(_ event: SourceEvent) {
-        if case .availability(let available, let reason) = event {
+        switch event {
+        case .availability(let available, let reason):
             post(.availability(available, reason: reason))
             return
+        case .note(let note):
+            post(.note(note))
+            return
+        case .hciEvent, .advertisement:
+            break
         }
         let accepted = queues.withLock { queues in
             guard queues.advertisements.count < capacity else {

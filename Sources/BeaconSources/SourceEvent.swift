@@ -10,4 +10,7 @@ public enum SourceEvent: Sendable {
     case advertisement(Advertisement)
     /// Scanning stopped or resumed, and why.
     case availability(available: Bool, reason: String)
+    /// What the source tried on its own and what came of it (re-arming a
+    /// scan gone quiet): worth a log line, changes nothing.
+    case note(String)
 }

@@ -3,6 +3,7 @@ import BeaconConfiguration
 import BeaconCore
 import BeaconSources
 import Foundation
+import UnixSignals
 
 /// `beacond scan`: one line (or JSON object) per decoded iBeacon advertisement.
 struct ScanCommand: AsyncParsableCommand {
@@ -12,7 +13,8 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             One line per iBeacon: time, address, UUID, major, minor, measured power, RSSI.
             With --source replay:FILE@max the file is read as fast as possible. A summary \
-            (advertisements read, iBeacons decoded, malformed dropped, rate) goes to stderr at the end.
+            (advertisements read, iBeacons decoded, malformed dropped, rate) goes to stderr at the end, \
+            also when stopped with SIGINT or SIGTERM. Lines are flushed one by one to a terminal or pipe.
             """
     )
 
@@ -26,29 +28,47 @@ struct ScanCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        var decoder = AdvertisementDecoder()
-        let output = SightingPrinter(json: json)
         let started = ContinuousClock.now
-        let outcome: SourceFactory.Outcome
-        do {
-            let factory = SourceFactory(configurationPath: config, rebaseReplays: false)
-            outcome = try await factory.run(source) { event in
-                switch event {
-                case .hciEvent(let packet, let time):
-                    decoder.decode(event: packet, at: time, output.print)
-                case .advertisement(let advertisement):
-                    if let sighting = decoder.decode(advertisement) { output.print(sighting) }
-                case .availability(let available, let reason):
-                    FileHandle.standardError.write(Data("scanning \(available ? "resumed" : "stopped"): \(reason)\n".utf8))
+        let (source, config, json) = (source, config, json)
+        // The scan runs in a task of its own so that SIGINT/SIGTERM can stop it
+        // like the end of a replay: every line printed, then the summary.
+        let scanning = Task { () -> (AdvertisementDecoder, Result<SourceFactory.Outcome, SourceError>) in
+            var decoder = AdvertisementDecoder()
+            let output = SightingPrinter(json: json)
+            defer { output.flush() }
+            do throws(SourceError) {
+                let outcome = try await SourceFactory(configurationPath: config, rebaseReplays: false).run(source) { event in
+                    switch event {
+                    case .hciEvent(let packet, let time):
+                        decoder.decode(event: packet, at: time, output.print)
+                    case .advertisement(let advertisement):
+                        if let sighting = decoder.decode(advertisement) { output.print(sighting) }
+                    case .availability(let available, let reason):
+                        output.note("scanning \(available ? "resumed" : "stopped"): \(reason)")
+                    case .note(let note):
+                        output.note(note)
+                    }
                 }
+                return (decoder, .success(outcome))
+            } catch {
+                return (decoder, .failure(error))
             }
-        } catch {
+        }
+        let signals = Task {
+            for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                scanning.cancel()
+                return
+            }
+        }
+        let (decoder, result) = await scanning.value
+        signals.cancel()
+        switch result {
+        case .success(let outcome):
+            FileHandle.standardError.write(Data(summary(decoder, outcome, ContinuousClock.now - started).utf8))
+        case .failure(let error):
             FileHandle.standardError.write(Data("beacond scan: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        output.flush()
-        let elapsed = ContinuousClock.now - started
-        FileHandle.standardError.write(Data(summary(decoder, outcome, elapsed).utf8))
     }
 
     private func summary(_ counters: AdvertisementDecoder, _ outcome: SourceFactory.Outcome, _ elapsed: Duration) -> String {
@@ -68,9 +88,13 @@ struct ScanCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints sightings, buffered: at @max a replay prints hundreds of thousands.
+/// Prints sightings. To a file, buffered: at @max a replay prints hundreds of
+/// thousands. To a terminal or a pipe, line by line: whoever reads it live
+/// (a person, `grep`, a test) sees each sighting as it is heard, and nothing
+/// is left in a buffer when the scan is stopped.
 final class SightingPrinter {
     private let json: Bool
+    private let flushesEachLine: Bool
     private var buffer: [UInt8] = []
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -80,6 +104,8 @@ final class SightingPrinter {
 
     init(json: Bool) {
         self.json = json
+        var status = stat()
+        flushesEachLine = isatty(STDOUT_FILENO) == 1 || (fstat(STDOUT_FILENO, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -96,7 +122,13 @@ final class SightingPrinter {
                 .utf8)
             buffer.append(contentsOf: "major \(identity.major) minor \(identity.minor) power \(sighting.frame.measuredPower) dBm rssi \(rssi)\n".utf8)
         }
-        if buffer.count > 1 << 15 { flush() }
+        if flushesEachLine || buffer.count > 1 << 15 { flush() }
+    }
+
+    /// A line for stderr; the sightings before it are written first, so a file of both reads in order.
+    func note(_ line: String) {
+        flush()
+        FileHandle.standardError.write(Data("\(line)\n".utf8))
     }
 
     func flush() {

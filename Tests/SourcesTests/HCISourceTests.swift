@@ -10,6 +10,7 @@ import Testing
     enum Seen: Equatable {
         case report(minor: UInt16)
         case available(Bool, String)
+        case note(String)
     }
 
     /// Runs `source` until `done` holds for what it delivered (or 10 s pass), then cancels it.
@@ -25,6 +26,8 @@ import Testing
                     }
                 case .availability(let available, let reason):
                     continuation.yield(.available(available, reason))
+                case .note(let note):
+                    continuation.yield(.note(note))
                 case .advertisement:
                     break
                 }
@@ -92,13 +95,74 @@ import Testing
         #expect(first.state.withLock { $0.filter } == ScriptedController.originalFilter)
     }
 
-    @Test func anAdapterThatWentDownWhileQuietIsNoticed() async throws {
+    @Test func anAdapterThatWentDownIsNoticedWithoutWaitingForQuiet() async throws {
         let controller = ScriptedController { $0.adapterUp = false }
-        let source = HCISource(adapter: "hci0", retryInterval: .seconds(60), quietCheck: .milliseconds(1)) {
+        let source = HCISource(adapter: "hci0", retryInterval: .seconds(60), statusCheck: .milliseconds(1), quietCheck: .seconds(60)) {
             _ throws(SourceError) in controller
         }
         let seen = try await Self.run(source) { $0.count == 2 }
         #expect(seen.count == 2)
         #expect(seen.last.map { if case .available(false, let reason) = $0 { reason.contains("hci0 went down") } else { false } } == true)
+    }
+
+    /// The fault found under qemu: `hciconfig hci0 down; sleep 2; hciconfig hci0 up`
+    /// left beacond deaf for good. Up again, the kernel resets the controller
+    /// (its scan is gone); the Command Complete for that reset reaches our
+    /// socket, and the source reports it and scans again.
+    @Test func aControllerResetUnderUsIsReportedAndTheScanReissued() async throws {
+        let reset: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        let first = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1), reset] }
+        let second = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 2)] }
+        let opened = Mutex(0)
+        let source = HCISource(adapter: "hci0", retryInterval: .milliseconds(5), quietCheck: .seconds(60)) {
+            _ throws(SourceError) -> any HCIChannel in
+            opened.withLock {
+                $0 += 1
+                return $0
+            } == 1 ? first : second
+        }
+        let seen = try await Self.run(source) { $0.contains(.report(minor: 2)) }
+        let scanning = Seen.available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)")
+        #expect(seen == [
+            scanning,
+            .report(minor: 1),
+            .available(false, "hci0 was reset (brought down and up, or `hciconfig hci0 reset`), which cleared its scan; trying again every 5ms"),
+            scanning,
+            .report(minor: 2),
+        ])
+        #expect(second.sent == [
+            HCIScannerTests.readCommands, HCIScannerTests.legacyDisable, HCIScannerTests.legacyParameters, HCIScannerTests.legacyEnable,
+            HCIScannerTests.legacyDisable,
+        ])
+    }
+
+    /// A radio gone deaf (btvirt, like some Pi radios, reports only when the scan is enabled anew):
+    /// the scan is re-issued after the quiet, and the comeback is noted.
+    @Test func aQuietScanIsReissuedAndTheComebackNoted() async throws {
+        let controller = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1)] }
+        let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(20), recoveryAttempts: 2) { _ throws(SourceError) in controller }
+        let seen = try await Self.run(source) { $0.count == 5 }
+        #expect(seen == [
+            .available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)"),
+            .report(minor: 1),
+            .note("hci0: no advertising report for 20ms; re-issued the scan (try 1 of 2): scanning with legacy LE commands (the controller lists no extended scanning)"),
+            .report(minor: 1),
+            .note("hci0: advertisements came back after re-issuing the scan (1 try)"),
+        ])
+        #expect(Array(controller.sent[4...6]) == [HCIScannerTests.legacyDisable, HCIScannerTests.legacyParameters, HCIScannerTests.legacyEnable])
+    }
+
+    /// Silence that re-issuing does not end (an empty room) gets a bounded number of tries, then is left alone.
+    @Test func reissuingIsBoundedAndThenGivenUp() async throws {
+        let controller = ScriptedController()
+        let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(5), recoveryAttempts: 2) { _ throws(SourceError) in controller }
+        let seen = try await Self.run(source) { $0.count == 4 }
+        #expect(seen.dropFirst().map { if case .note(let note) = $0 { String(note.prefix(55)) } else { "\($0)" } } == [
+            "hci0: no advertising report for 5ms; re-issued the scan",
+            "hci0: no advertising report for 15ms; re-issued the sca",
+            "hci0: still no advertising report after 2 re-issued sca",
+        ])
+        // The first scan and two tries: three enables, no more.
+        #expect(controller.sent.filter { $0 == HCIScannerTests.legacyEnable }.count == 3)
     }
 }

@@ -28,6 +28,7 @@ public struct HCIScanner<Channel: HCIChannel> {
 
     public let channel: Channel
     public private(set) var mode: Mode?
+    private var family = ScanCommands.legacy
     private var savedFilter: HCISocketFilter?
     /// Advertising reports that arrived while a command's answer was awaited.
     private var held: [[UInt8]] = []
@@ -45,9 +46,20 @@ public struct HCIScanner<Channel: HCIChannel> {
     public mutating func start() throws(SourceError) -> Mode {
         savedFilter = try channel.filter()
         try channel.setFilter(.scanning)
-        let family = try chooseCommands()
+        family = try chooseCommands()
+        return try rearm()
+    }
+
+    /// Issues the scan again (stop, parameters, enable) with the family chosen
+    /// at start: after a radio went deaf, or to scan ourselves once the
+    /// kernel's scan we were listening to has ended. Never fights another scan:
+    /// Command Disallowed means listening.
+    public mutating func rearm() throws(SourceError) -> Mode {
         // Stopping a scan that is not running may be refused; either way none runs now.
-        _ = try execute(family.scanEnable(false))
+        // Never stop the scan we are listening to: it is someone else's.
+        if mode.map({ if case .listening = $0 { false } else { true } }) ?? true {
+            _ = try execute(family.scanEnable(false))
+        }
         for command in [family.scanParameters(interval: Self.scanTiming, window: Self.scanTiming), family.scanEnable(true)] {
             let outcome = try execute(command)
             if outcome.status == .commandDisallowed {
@@ -68,6 +80,9 @@ public struct HCIScanner<Channel: HCIChannel> {
     }
 
     /// The next LE Meta event (no H4 byte), or `nil` when none came within `timeout`.
+    /// Throws when the controller was reset under us (the kernel resets it
+    /// when the adapter comes up again): its scan is gone, and a down and up
+    /// quicker than any check of the adapter's flags is seen this way.
     public mutating func next(timeout: Duration) throws(SourceError) -> [UInt8]? {
         if !held.isEmpty { return held.removeFirst() }
         let deadline = ContinuousClock.now + timeout
@@ -75,8 +90,16 @@ public struct HCIScanner<Channel: HCIChannel> {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero, let packet = try channel.receive(timeout: remaining) else { return nil }
             if let event = Self.leMetaEvent(packet) { return event }
+            if packet.first == HCISocketFilter.eventPacketType, let outcome = HCICommandOutcome(event: packet[1...]),
+                outcome.opcode == Self.resetOpcode
+            {
+                throw .unavailable("\(channel.name) was reset (brought down and up, or `hciconfig \(channel.name) reset`), which cleared its scan")
+            }
         }
     }
+
+    /// HCI_Reset (OGF 0x03, OCF 0x0003): the first command of the kernel's initialisation of a controller.
+    static var resetOpcode: UInt16 { 0x0C03 }
 
     /// Stops our scan (not the kernel's) and restores the socket filter.
     /// Best effort: the adapter may already be gone.

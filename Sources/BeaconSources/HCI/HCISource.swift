@@ -15,17 +15,24 @@ public struct HCISource: Sendable {
 
     public var adapter: String?
     public var retryInterval: Duration
-    /// After this long without a report, check that the adapter is still up.
+    /// How often the adapter's flags are read: `hciconfig down` says nothing on the socket.
+    public var statusCheck: Duration
+    /// After this long without a report, the scan is re-issued (`SilenceRecovery`).
     public var quietCheck: Duration
+    /// How many times at most, until a report arrives again.
+    public var recoveryAttempts: Int
     private let open: Opener
 
     public init(
-        adapter: String?, retryInterval: Duration = .seconds(2), quietCheck: Duration = .seconds(5),
+        adapter: String?, retryInterval: Duration = .seconds(2), statusCheck: Duration = .seconds(1),
+        quietCheck: Duration = .seconds(5), recoveryAttempts: Int = 3,
         open: @escaping Opener = { (adapter) throws(SourceError) in try HCISocket(adapter: adapter) }
     ) {
         self.adapter = adapter
         self.retryInterval = retryInterval
+        self.statusCheck = statusCheck
         self.quietCheck = quietCheck
+        self.recoveryAttempts = recoveryAttempts
         self.open = open
     }
 
@@ -83,7 +90,10 @@ public struct HCISource: Sendable {
         }
     }
 
-    /// Scans through one opened channel until stopped; throws when the adapter fails.
+    /// Scans through one opened channel until stopped; throws when the adapter
+    /// fails, goes down or is reset (each clears the controller's scan, so the
+    /// caller reopens and re-arms once it is back). A scan gone quiet is
+    /// re-issued a bounded number of times, each try and its outcome noted.
     private func scan<Channel: HCIChannel>(
         _ channel: Channel, control: ThreadControl, started: inout Bool, emit: (Output) -> Void
     ) throws(SourceError) {
@@ -92,16 +102,35 @@ public struct HCISource: Sendable {
         let mode = try scanner.start()
         started = true
         emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)")))
-        var lastHeard = ContinuousClock.now
+        var recovery = SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now)
+        var lastChecked = ContinuousClock.now
         while !control.isStopped {
             if let event = try scanner.next(timeout: .milliseconds(200)) {
                 emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
-                lastHeard = .now
-            } else if ContinuousClock.now - lastHeard >= quietCheck {
+                if let tries = recovery.heard(at: .now) {
+                    emit(.event(.note("\(channel.name): advertisements came back after re-issuing the scan (\(tries) \(tries == 1 ? "try" : "tries"))")))
+                }
+            }
+            let now = ContinuousClock.now
+            if now - lastChecked >= statusCheck {
+                lastChecked = now
                 guard channel.isAdapterUp else {
                     throw .unavailable("\(channel.name) went down (`sudo hciconfig \(channel.name) up`, `rfkill list`)")
                 }
-                lastHeard = .now
+            }
+            switch recovery.step(at: now) {
+            case .rearm(let attempt, let attempts, let quiet):
+                let mode = try scanner.rearm()
+                emit(.event(.note(
+                    "\(channel.name): no advertising report for \(quiet.configurationText); re-issued the scan "
+                        + "(try \(attempt) of \(attempts)): \(mode)")))
+            case .giveUp(let attempts, let quiet):
+                emit(.event(.note(
+                    "\(channel.name): still no advertising report after \(attempts) re-issued scans "
+                        + "(\(quiet.configurationText) of quiet); leaving the scan alone until one arrives. Nothing in "
+                        + "range, or a deaf radio: `sudo hciconfig \(channel.name) reset`")))
+            case nil:
+                break
             }
         }
     }

@@ -1,0 +1,274 @@
+#!/bin/bash
+# Runs inside the qemu guest (started by run.sh through virtme-ng): the host's
+# / is shared read-only, so beacond, beaconctl, btvirt, bluetoothd and the
+# Swift runtime are the host's own files. Writes one line per check to
+# OUT/results ("ok NAME (s)" / "FAIL NAME: why") and "done" at the end.
+#
+#   guest.sh OUT BIN ROOT SCENARIO...   scenarios: hci kernel-scan down-up deaf service bluez unprivileged, or all
+set -uo pipefail
+out=$1 bin=$2 root=$3
+shift 3
+scenarios=("$@")
+[[ ${scenarios[*]} == all ]] && scenarios=(hci kernel-scan down-up deaf service bluez unprivileged)
+here=$root/Tests/RealStack
+results=$out/results
+work=/tmp/realstack
+mkdir -p "$work"
+export PATH=$bin:/usr/sbin:/usr/bin:/sbin:/bin
+export SWIFT_BACKTRACE=enable=no
+
+# Counter 1 of beacons.yaml.
+UUID=E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+MAJOR=1 MINOR=1 POWER=-59
+
+say() { echo "$*" | tee -a "$results"; }
+now() { date +%s.%N; }
+since() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
+
+# check NAME COMMAND...: one line per check; the scenario goes on after a failure.
+failures=0
+check() {
+    local name=$1
+    shift
+    if "$@"; then say "ok $scenario/$name"; else say "FAIL $scenario/$name: $*"; failures=$((failures + 1)); fi
+}
+
+# wait_for FILE PATTERN SECONDS [COUNT]: until PATTERN (extended regex) is on COUNT lines of FILE.
+wait_for() {
+    local file=$1 pattern=$2 deadline=$(($(date +%s) + $3)) count=${4:-1}
+    while (($(date +%s) < deadline)); do
+        (($(grep -cE -- "$pattern" "$file" 2>/dev/null || true) >= count)) && return 0
+        sleep 0.2
+    done
+    echo "  no '$pattern' (x$count) in $file within $3 s; it has:" >&2
+    tail -5 "$file" >&2
+    return 1
+}
+lines() { grep -cE -- "${2:-.}" "$1" 2>/dev/null || true; }
+
+# The JSON line `beacond scan --json` prints for counter 1 heard from ADDRESS, without a reading (btvirt's RSSI is 127).
+sighting() {
+    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"minor\":$MINOR,\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
+}
+# more_sightings FILE ADDRESS SECONDS: at least three more sightings than now.
+more_sightings() {
+    local before
+    before=$(lines "$1" "$(sighting "$2")")
+    wait_for "$1" "$(sighting "$2")" "$3" $((before + 3))
+}
+
+address() { hciconfig "$1" | sed -n 's/.*BD Address: \([0-9A-F:]*\).*/\1/p'; }
+
+# Background processes of the current scenario, stopped (SIGTERM: a background
+# job of a non-interactive shell ignores SIGINT) when it ends.
+pids=()
+spawn() {
+    "$@" &
+    pids+=($!)
+}
+stop_all() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    pids=()
+}
+advertise() { spawn /usr/bin/python3 "$here/hci_tool.py" advertise "$1" "$2" $UUID $MAJOR $MINOR $POWER "${3:-0.2}"; }
+
+btvirt_pid=
+start_controllers() {
+    btvirt -l3 >"$work/btvirt.log" 2>&1 &
+    btvirt_pid=$!
+    local deadline=$(($(date +%s) + 20))
+    until [[ -e /sys/class/bluetooth/hci2 ]]; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.2
+    done
+    for index in 0 1 2; do hciconfig hci$index up || return 1; done
+    hci1=$(address hci1) hci2=$(address hci2)
+    [[ -n $hci1 && -n $hci2 ]]
+}
+
+# A system bus of the guest's own (the shipped policy is not installed on the host).
+start_bus() {
+    mkdir -p /run/dbus
+    cat >"$work/bus.conf" <<EOF
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy>
+</busconfig>
+EOF
+    spawn dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile
+    local deadline=$(($(date +%s) + 10))
+    until [[ -S /run/dbus/system_bus_socket ]]; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+scan() { spawn beacond scan --source "$1" --json >"$work/$scenario.json" 2>"$work/$scenario.err"; }
+
+# --- scenarios -----------------------------------------------------------
+
+# Legacy and extended reports decoded with the right identity; the scan commands beacond sent.
+scenario_hci() {
+    spawn btmon -i hci0 -w "$work/hci.btsnoop" >/dev/null
+    sleep 0.5 # btmon opens its monitor socket; what it misses is only the start
+    scan hci:hci0
+    check starts-extended-scan wait_for "$work/hci.err" "scanning resumed: hci0: scanning with extended LE commands" 15
+    advertise 1 legacy
+    check legacy-report-decoded wait_for "$work/hci.json" "$(sighting "$hci1")" 15
+    advertise 2 extended
+    check extended-report-decoded wait_for "$work/hci.json" "$(sighting "$hci2")" 15
+    stop_all
+    btmon -r "$work/hci.btsnoop" >"$work/hci.btmon" 2>&1
+    check sent-extended-scan-commands grep -q "LE Set Extended Scan Enable" "$work/hci.btmon"
+    check passive-10ms bash -c "grep -A12 'LE Set Extended Scan Parameters' '$work/hci.btmon' | grep -q 'Interval: 10.000 msec'"
+    check no-duplicate-filter bash -c "grep -A4 'LE Set Extended Scan Enable' '$work/hci.btmon' | grep -q 'Filter duplicates: Disabled'"
+    check never-legacy-scan-commands bash -c "! grep -qE 'LE Set Scan (Parameters|Enable)' '$work/hci.btmon'"
+    check both-report-kinds-on-air bash -c "grep -q 'LE Advertising Report' '$work/hci.btmon' && grep -q 'LE Extended Advertising Report' '$work/hci.btmon'"
+}
+
+# The kernel's own scan (mgmt discovery) already running: beacond listens; started after beacond: beacond keeps scanning.
+scenario_kernel-scan() {
+    advertise 1 legacy
+    spawn btmgmt --index 0 find -l >"$work/find.log" 2>&1
+    check kernel-discovery-running wait_for "$work/find.log" "Discovery started" 10
+    scan hci:hci0
+    check listens-to-kernel-scan wait_for "$work/kernel-scan.err" "refused .* the kernel's own LE scan .* Listening" 15
+    check delivers-while-listening more_sightings "$work/kernel-scan.json" "$hci1" 15
+    stop_all
+    advertise 1 legacy
+    scan hci:hci0
+    check scans-itself wait_for "$work/kernel-scan.err" "scanning with extended LE commands" 15
+    btmgmt --index 0 find -l >"$work/find2.log" 2>&1 &
+    local find=$!
+    check delivers-with-kernel-discovery-requested more_sightings "$work/kernel-scan.json" "$hci1" 15
+    kill -TERM $find 2>/dev/null
+    wait $find 2>/dev/null
+}
+
+# hciconfig down/up (slow and quick) and the controller removed: unavailable, available, sightings again, same process.
+scenario_down-up() {
+    advertise 1 legacy
+    scan hci:hci0
+    local beacond=${pids[-1]}
+    check first-sightings wait_for "$work/down-up.json" "$(sighting "$hci1")" 15
+    hciconfig hci0 down
+    check down-reported wait_for "$work/down-up.err" "scanning stopped: .*hci0" 10
+    sleep 2 # the reported fault: down for 2 s, then up
+    hciconfig hci0 up
+    check up-reported wait_for "$work/down-up.err" "scanning resumed" 15 2
+    check sightings-after-up more_sightings "$work/down-up.json" "$hci1" 15
+    hciconfig hci0 down && hciconfig hci0 up
+    check quick-down-up-reported wait_for "$work/down-up.err" "scanning resumed" 15 3
+    check sightings-after-quick-down-up more_sightings "$work/down-up.json" "$hci1" 15
+    local stopped
+    stopped=$(lines "$work/down-up.err" "scanning stopped")
+    stop_all_but "$beacond"
+    kill -TERM "$btvirt_pid" && wait "$btvirt_pid"
+    check removal-reported wait_for "$work/down-up.err" "scanning stopped" 10 $((stopped + 1))
+    check controllers-back start_controllers
+    advertise 1 legacy
+    check back-after-removal wait_for "$work/down-up.err" "scanning resumed" 15 4
+    check sightings-after-removal more_sightings "$work/down-up.json" "$hci1" 15
+    check same-process kill -0 "$beacond"
+}
+stop_all_but() {
+    local keep=$1 pid
+    for pid in "${pids[@]}"; do [[ $pid == "$keep" ]] || kill -TERM "$pid" 2>/dev/null; done
+    pids=("$keep")
+}
+
+# Scanning disabled behind beacond's back while the beacon goes on: a bounded re-issue brings reports back.
+scenario_deaf() {
+    advertise 1 legacy
+    scan hci:hci0
+    check first-sightings wait_for "$work/deaf.json" "$(sighting "$hci1")" 15
+    check scan-disabled-behind-its-back /usr/bin/python3 "$here/hci_tool.py" stop-scan 0 extended
+    check recovery-tried wait_for "$work/deaf.err" "re-issued the scan" 20
+    check recovery-worked wait_for "$work/deaf.err" "advertisements came back" 15
+    check sightings-after-recovery more_sightings "$work/deaf.json" "$hci1" 15
+}
+
+# The service on the guest's system bus with the hci source.
+scenario_service() {
+    start_bus || return 1
+    advertise 1 legacy
+    spawn beacond --source hci:hci0 --bus system --state-dir "$work/state" --config "$root/beacons.yaml" 2>"$work/service.log"
+    check region-entered wait_for "$work/service.log" "region caffe-macs entered" 20
+    beaconctl beacons >"$work/beacons.txt" 2>&1
+    check beacon-listed grep -q "$UUID.*1.*1" "$work/beacons.txt"
+    beaconctl nearest >"$work/nearest.txt" 2>&1
+    echo "  beaconctl nearest: $(cat "$work/nearest.txt")"
+    # btvirt reports RSSI 127 ("no reading"): presence, no distance, so no ranged venue.
+    check nearest-without-distance grep -q "no venue" "$work/nearest.txt"
+    kill -TERM "${pids[1]}"
+    check silent-source-flagged wait_for "$work/service.log" "has delivered no iBeacon advertisement for 30s" 45
+}
+
+# The bluez source through the real bluetoothd.
+scenario_bluez() {
+    start_bus || return 1
+    mkdir -p /var/lib/bluetooth && mount -t tmpfs tmpfs /var/lib/bluetooth
+    spawn bluetoothd -n -d >"$work/bluetoothd.log" 2>&1
+    local bluetoothd=${pids[-1]}
+    check adapter-on-bus wait_for "$work/bluetoothd.log" "Adapter /org/bluez/hci0 registered" 15
+    advertise 1 legacy 0.2
+    scan bluez:hci0
+    check discovery-filter-set wait_for "$work/bluetoothd.log" "set_discovery_filter" 15
+    check sightings wait_for "$work/bluez.json" "\"uuid\":\"$UUID\"" 20
+    kill -TERM "$bluetoothd"
+    check bluetoothd-gone-reported wait_for "$work/bluez.err" "scanning stopped" 10
+    spawn bluetoothd -n -d >"$work/bluetoothd2.log" 2>&1
+    local restarted
+    restarted=$(now)
+    check scanning-again wait_for "$work/bluez.err" "scanning resumed" 15 2
+    echo "  scanning again $(since "$restarted") s after bluetoothd restarted"
+    check sightings-after-restart more_sightings "$work/bluez.json" "" 20
+    bluetoothctl power off >/dev/null
+    check power-off-reported wait_for "$work/bluez.err" "scanning stopped" 10 2
+    bluetoothctl power on >/dev/null
+    check power-on-reported wait_for "$work/bluez.err" "scanning resumed" 15 3
+    check sightings-after-power-on more_sightings "$work/bluez.json" "" 20
+}
+
+# Without CAP_NET_RAW/CAP_NET_ADMIN: the message names setcap and the unit's line.
+scenario_unprivileged() {
+    setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --bounding-set=-all \
+        beacond scan --source hci:hci0 >/dev/null 2>"$work/unprivileged.err"
+    check refused-with-status [ $? -ne 0 ]
+    check names-setcap grep -q "setcap cap_net_raw,cap_net_admin+eip" "$work/unprivileged.err"
+    check names-unit-line grep -q "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN" "$work/unprivileged.err"
+}
+
+# --- main ----------------------------------------------------------------
+booted=$(now)
+say "# guest up: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MB; $(cut -d' ' -f1 /proc/uptime) s since boot"
+scenario=setup
+check load-hci_vhci modprobe hci_vhci
+check three-controllers start_controllers
+for scenario in "${scenarios[@]}"; do
+    started=$(now)
+    failures=0
+    # Each scenario in a subshell with a deadline; its checks append to results.
+    hci1=$(address hci1) hci2=$(address hci2)
+    (
+        trap 'stop_all; exit 143' TERM
+        "scenario_$scenario"
+        stop_all
+    ) &
+    runner=$!
+    ( sleep 150; kill -TERM $runner 2>/dev/null ) &
+    watchdog=$!
+    wait $runner
+    status=$?
+    kill $watchdog 2>/dev/null
+    [[ $status -eq 143 ]] && say "FAIL $scenario: did not finish within 150 s"
+    say "# $scenario: $(since "$started") s"
+    # Nothing of a scenario outlives it: the next starts from three controllers that are up.
+    pkill -P $$ -x beacond 2>/dev/null
+    hciconfig hci0 up 2>/dev/null
+done
+say "# scenarios: $(since "$booted") s; guest memory used $(free -m | awk '/Mem:/ {print $3}') MB"
+say "done"
