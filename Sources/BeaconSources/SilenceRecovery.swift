@@ -29,12 +29,15 @@ public struct SilenceRecovery: Sendable {
 
     /// Something was heard; returns how many tries it took, when it took any.
     public mutating func heard(at now: ContinuousClock.Instant) -> Int? {
-        defer {
-            lastHeard = now
-            tried = 0
-            gaveUp = false
-        }
+        defer { restart(at: now) }
         return tried > 0 ? tried : nil
+    }
+
+    /// Silence counts from now, with every try available again: the scan was (re)started for another reason.
+    public mutating func restart(at now: ContinuousClock.Instant) {
+        lastHeard = now
+        tried = 0
+        gaveUp = false
     }
 
     /// What to do now, if anything.
@@ -50,4 +53,7 @@ public struct SilenceRecovery: Sendable {
         tried += 1
         return .rearm(attempt: tried, of: attempts, quiet: due)
     }
+
+    /// "1 try", "3 tries": for the notes that say how many it took.
+    public static func count(_ tries: Int) -> String { tries == 1 ? "1 try" : "\(tries) tries" }
 }

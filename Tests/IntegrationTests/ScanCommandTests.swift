@@ -51,6 +51,35 @@ import Testing
         #expect(missing.stderr.contains("no such file"))
     }
 
+    /// Stopped by a signal, `beacond scan` has printed every sighting it
+    /// decoded (each flushed to the pipe as it went: the first arrive while it
+    /// runs) and then its summary, whose count matches the lines.
+    @Test(arguments: [SIGINT, SIGTERM]) func aSignalledScanPrintsEveryLineAndItsSummary(signal: Int32) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = ["scan", "--source", "simulate", "--config", TestSupport.repository("beacons.yaml"), "--json"]
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        defer { if process.isRunning { process.killAndWait() } }
+        let deadline = DispatchTime.now() + 30
+        var lines: [String] = []
+        for _ in 0..<3 { lines.append(try #require(out.fileHandleForReading.availableLine(deadline: deadline))) }
+        kill(process.processIdentifier, signal)
+        while let line = out.fileHandleForReading.availableLine(deadline: deadline) { lines.append(line) }
+        var stderr: [String] = []
+        while let line = err.fileHandleForReading.availableLine(deadline: deadline) { stderr.append(line) }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for line in lines {
+            #expect(line.hasPrefix("{\"address\":") && line.hasSuffix("}"), "a whole JSON line: \(line)")
+        }
+        let summary = try #require(stderr.first { $0.contains("advertisements read") }, "no summary in \(stderr)")
+        #expect(summary.contains(" \(lines.count) iBeacons decoded"), "\(lines.count) lines printed; \(summary)")
+    }
+
     /// Whether this kernel has Bluetooth sockets at all (this development machine and CI containers do not).
     static var kernelHasBluetooth: Bool {
         let probe = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue), 1)

@@ -28,7 +28,7 @@ class Controller:
         self.sock.bind((dev,))
         # Events only: Command Complete and Command Status.
         mask = (1 << COMMAND_COMPLETE) | (1 << COMMAND_STATUS)
-        self.sock.setsockopt(socket.SOL_HCI, socket.HCI_FILTER, struct.pack("<IIIH", 1 << 4, mask, 0, 0))
+        self.sock.setsockopt(socket.SOL_HCI, socket.HCI_FILTER, struct.pack("<IIIHxx", 1 << 4, mask, 0, 0))
         self.sock.settimeout(2.0)
 
     def command(self, opcode, parameters=b""):

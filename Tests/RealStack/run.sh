@@ -29,7 +29,7 @@ skip() {
 [[ $(uname -s) == Linux ]] || skip "needs Linux"
 
 # The host's packages: qemu, btvirt, bluetoothd/btmon/hciconfig, a venv for virtme-ng.
-packages=(qemu-system-x86 bluez-test-tools bluez python3-venv util-linux)
+packages=(qemu-system-x86 bluez-test-tools bluez python3-venv util-linux busybox-static bc)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -11,20 +11,31 @@ import DBus
 /// `Device1` RSSI + ManufacturerData from InterfacesAdded and
 /// PropertiesChanged into advertisements. It re-arms by itself when
 /// bluetoothd restarts, when the adapter is removed and comes back, and when
-/// it is powered off and on; each change is an availability event.
+/// it is powered off and on; each change is an availability event. When
+/// discovery has delivered nothing for `quietCheck`, it restarts its own
+/// discovery session (StopDiscovery, StartDiscovery: other clients' sessions
+/// go on), a bounded number of times (`SilenceRecovery`), and notes it.
 public struct BlueZSource: Sendable {
     public var adapter: String?
     public var bus: DBusConnection.Bus
+    /// Long enough for BlueZ's duplicate-filtered rate (about one report per
+    /// beacon per 10.24 s discovery restart on some Pis) not to look deaf.
+    public var quietCheck: Duration
+    public var recoveryAttempts: Int
 
-    public init(adapter: String?, bus: DBusConnection.Bus = .system) {
+    public init(adapter: String?, bus: DBusConnection.Bus = .system, quietCheck: Duration = .seconds(30), recoveryAttempts: Int = 3) {
         self.adapter = adapter
         self.bus = bus
+        self.quietCheck = quietCheck
+        self.recoveryAttempts = recoveryAttempts
     }
 
     enum Input: Sendable {
         /// org.bluez's new owner; empty when bluetoothd left the bus.
         case ownerChanged(String)
         case signal(DBusSignal)
+        /// A second has passed: time to look at the silence.
+        case tick
     }
 
     /// Delivers advertisements and availability changes until cancelled.
@@ -46,7 +57,13 @@ public struct BlueZSource: Sendable {
         connection.subscribe(sender: BlueZ.service, interface: BlueZ.properties, member: "PropertiesChanged") {
             continuation.yield(.signal($0))
         }
-        var session = BlueZSession(wanted: adapter, connection: connection)
+        let ticker = Task {
+            while (try? await Task.sleep(for: .seconds(1))) != nil { continuation.yield(.tick) }
+        }
+        defer { ticker.cancel() }
+        var session = BlueZSession(
+            wanted: adapter, connection: connection,
+            recovery: SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now))
         if let problem = await session.arm(deliver) { throw .unavailable(problem) }
         for await input in inputs {
             await session.handle(input, deliver)
@@ -74,10 +91,12 @@ struct BlueZSession {
     private var adapterPath: String?
     private var devices: [String: BlueZDevice] = [:]
     private var reported: (available: Bool, reason: String)?
+    private var recovery: SilenceRecovery
 
-    init(wanted: String?, connection: DBusConnection) {
+    init(wanted: String?, connection: DBusConnection, recovery: SilenceRecovery) {
         self.wanted = wanted
         self.connection = connection
+        self.recovery = recovery
     }
 
     static let powerOnAdvice = "`bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)"
@@ -131,6 +150,29 @@ struct BlueZSession {
         case .signal(let signal):
             guard signal.sender == owner else { return }
             await handle(signal, deliver)
+        case .tick:
+            await recoverIfQuiet(deliver)
+        }
+    }
+
+    /// Restarts our discovery session when it has gone quiet, within `SilenceRecovery`'s bounds.
+    private mutating func recoverIfQuiet(_ deliver: (SourceEvent) async -> Void) async {
+        guard reported?.available == true, let adapterPath else { return }
+        switch recovery.step(at: .now) {
+        case .rearm(let attempt, let attempts, let quiet):
+            _ = try? await connection.call(
+                destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
+            await startDiscovery(deliver)
+            await deliver(.note(
+                "\(adapterName): no advertisement through BlueZ for \(quiet.configurationText); restarted our discovery "
+                    + "(StopDiscovery, StartDiscovery; try \(attempt) of \(attempts))"))
+        case .giveUp(let attempts, let quiet):
+            await deliver(.note(
+                "\(adapterName): still no advertisement through BlueZ after \(attempts) restarts of discovery "
+                    + "(\(quiet.configurationText) of quiet); leaving it alone until one arrives. Nothing in range, "
+                    + "or a deaf radio: `bluetoothctl power off; bluetoothctl power on`"))
+        case nil:
+            break
         }
     }
 
@@ -215,6 +257,9 @@ struct BlueZSession {
     private mutating func received(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
         guard remember(path, properties), let advertisement = devices[path]?.advertisement(at: ServiceClock.now()) else { return }
         await deliver(.advertisement(advertisement))
+        if let tries = recovery.heard(at: .now) {
+            await deliver(.note("\(adapterName): advertisements came back after restarting discovery (\(SilenceRecovery.count(tries)))"))
+        }
     }
 
     private mutating func remember(_ path: String, _ properties: [String: DBusValue]) -> Bool {
@@ -226,6 +271,7 @@ struct BlueZSession {
 
     private mutating func report(_ available: Bool, _ reason: String, _ deliver: (SourceEvent) async -> Void) async {
         if let reported, reported.available == available, reported.reason == reason { return }
+        if available, reported?.available != true { recovery.restart(at: .now) }
         reported = (available, reason)
         await deliver(.availability(available: available, reason: reason))
     }

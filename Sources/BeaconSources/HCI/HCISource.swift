@@ -108,7 +108,7 @@ public struct HCISource: Sendable {
             if let event = try scanner.next(timeout: .milliseconds(200)) {
                 emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
                 if let tries = recovery.heard(at: .now) {
-                    emit(.event(.note("\(channel.name): advertisements came back after re-issuing the scan (\(tries) \(tries == 1 ? "try" : "tries"))")))
+                    emit(.event(.note("\(channel.name): advertisements came back after re-issuing the scan (\(SilenceRecovery.count(tries)))")))
                 }
             }
             let now = ContinuousClock.now
