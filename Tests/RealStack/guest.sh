@@ -44,12 +44,22 @@ wait_for() {
     tail -5 "$file" >&2
     return 1
 }
+wait_gone() {
+    local deadline=$(($(date +%s) + $2))
+    while [[ -e $1 ]]; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.2
+    done
+}
 lines() { grep -cE -- "${2:-.}" "$1" 2>/dev/null || true; }
 
-# The JSON line `beacond scan --json` prints for counter 1 heard from ADDRESS, without a reading (btvirt's RSSI is 127).
+# The JSON line `beacond scan --json` prints for counter 1 heard from ADDRESS
+# (with an RSSI only if there is a reading: btvirt's is always 127, "none";
+# the no-reading checks look at that separately).
 sighting() {
-    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"minor\":$MINOR,\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
+    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"minor\":$MINOR,(\"rssi\":-?[0-9]+,)?\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
 }
+no_reading() { ! grep -q '"rssi"' "$1"; }
 # more_sightings FILE ADDRESS SECONDS: at least three more sightings than now.
 more_sightings() {
     local before
@@ -122,6 +132,7 @@ scenario_hci() {
     check legacy-report-decoded wait_for "$work/hci.json" "$(sighting "$hci1")" 15
     advertise 2 extended
     check extended-report-decoded wait_for "$work/hci.json" "$(sighting "$hci2")" 15
+    check rssi-127-is-no-reading no_reading "$work/hci.json"
     stop_all
     btmon -r "$work/hci.btsnoop" >"$work/hci.btmon" 2>&1
     # btmon shortens command names; the opcodes are exact. Lines "< HCI Command: … (0x08|0x0041) plen …".
@@ -136,7 +147,7 @@ scenario_hci() {
 # The kernel's own scan (mgmt discovery) already running: beacond listens; started after beacond: beacond keeps scanning.
 scenario_kernel-scan() {
     advertise 1 legacy
-    spawn btmgmt --index 0 find -l >"$work/find.log" 2>&1
+    spawn stdbuf -oL btmgmt --index 0 find -l >"$work/find.log" 2>&1
     check kernel-discovery-running wait_for "$work/find.log" "Discovery started" 10
     scan hci:hci0
     check listens-to-kernel-scan wait_for "$work/kernel-scan.err" "refused .* the kernel's own LE scan .* Listening" 15
@@ -145,7 +156,7 @@ scenario_kernel-scan() {
     advertise 1 legacy
     scan hci:hci0
     check scans-itself wait_for "$work/kernel-scan.err" "scanning with extended LE commands" 15
-    btmgmt --index 0 find -l >"$work/find2.log" 2>&1 &
+    stdbuf -oL btmgmt --index 0 find -l >"$work/find2.log" 2>&1 &
     local find=$!
     check delivers-with-kernel-discovery-requested more_sightings "$work/kernel-scan.json" "$hci1" 15
     kill -TERM $find 2>/dev/null
@@ -170,7 +181,8 @@ scenario_down-up() {
     local stopped
     stopped=$(lines "$work/down-up.err" "scanning stopped")
     stop_all_but "$beacond"
-    kill -TERM "$btvirt_pid" && wait "$btvirt_pid"
+    pkill -TERM -x btvirt
+    check controllers-removed wait_gone /sys/class/bluetooth/hci0 10
     check removal-reported wait_for "$work/down-up.err" "scanning stopped" 10 $((stopped + 1))
     check controllers-back start_controllers
     advertise 1 legacy
@@ -208,7 +220,7 @@ scenario_service() {
     # btvirt reports RSSI 127 ("no reading"): presence, no distance, so no ranged venue.
     check nearest-without-distance grep -q "no venue" "$work/nearest.txt"
     kill -TERM "${pids[1]}"
-    check silent-source-flagged wait_for "$work/service.log" "has delivered no iBeacon advertisement for 30s" 45
+    check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:hci0 is up but has delivered no iBeacon advertisement for" 45
 }
 
 # The bluez source through the real bluetoothd.
@@ -221,7 +233,7 @@ scenario_bluez() {
     advertise 1 legacy 0.2
     scan bluez:hci0
     check discovery-filter-set wait_for "$work/bluetoothd.log" "set_discovery_filter" 15
-    check sightings wait_for "$work/bluez.json" "\"uuid\":\"$UUID\"" 20
+    check sightings wait_for "$work/bluez.json" "$(sighting "$hci1")" 20
     kill -TERM "$bluetoothd"
     check bluetoothd-gone-reported wait_for "$work/bluez.err" "scanning stopped" 10
     spawn bluetoothd -n -d >"$work/bluetoothd2.log" 2>&1
@@ -229,12 +241,17 @@ scenario_bluez() {
     restarted=$(now)
     check scanning-again wait_for "$work/bluez.err" "scanning resumed" 15 2
     echo "  scanning again $(since "$restarted") s after bluetoothd restarted"
-    check sightings-after-restart more_sightings "$work/bluez.json" "" 20
+    check sightings-after-restart more_sightings "$work/bluez.json" "$hci1" 20
     bluetoothctl power off >/dev/null
     check power-off-reported wait_for "$work/bluez.err" "scanning stopped" 10 2
     bluetoothctl power on >/dev/null
     check power-on-reported wait_for "$work/bluez.err" "scanning resumed" 15 3
-    check sightings-after-power-on more_sightings "$work/bluez.json" "" 20
+    check sightings-after-power-on more_sightings "$work/bluez.json" "$hci1" 20
+    # The kernel's discovery scan disabled behind bluetoothd's back: beacond restarts its discovery after 30 s of quiet.
+    check scan-disabled-behind-its-back /usr/bin/python3 "$here/hci_tool.py" stop-scan 0 extended
+    check recovery-tried wait_for "$work/bluez.err" "restarted our discovery" 45
+    check recovery-worked wait_for "$work/bluez.err" "advertisements came back after restarting discovery" 20
+    check rssi-127-is-no-reading no_reading "$work/bluez.json"
 }
 
 # Without CAP_NET_RAW/CAP_NET_ADMIN: the message names setcap and the unit's line.

@@ -22,6 +22,10 @@ import uuid as uuidlib
 COMMAND_COMPLETE, COMMAND_STATUS = 0x0E, 0x0F
 
 
+class ControllerError(Exception):
+    """The controller refused a command or did not answer."""
+
+
 class Controller:
     def __init__(self, dev):
         self.sock = socket.socket(socket.AF_BLUETOOTH, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.BTPROTO_HCI)
@@ -45,9 +49,9 @@ class Controller:
             else:
                 continue
             if status != 0:
-                raise SystemExit(f"hci_tool: command 0x{opcode:04x} failed with status 0x{status:02x}")
+                raise ControllerError(f"hci_tool: command 0x{opcode:04x} failed with status 0x{status:02x}")
             return
-        raise SystemExit(f"hci_tool: no answer to command 0x{opcode:04x}")
+        raise ControllerError(f"hci_tool: no answer to command 0x{opcode:04x}")
 
 
 def ibeacon(uuid, major, minor, power):
@@ -55,38 +59,50 @@ def ibeacon(uuid, major, minor, power):
     return b"\x02\x01\x06" + bytes([len(payload) + 3, 0xFF]) + b"\x4c\x00" + payload
 
 
-def advertise(controller, kind, data, period):
+def advertise(dev, kind, data, period):
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    while not stopping:
+        # A controller powered off and on (bluetoothd, hciconfig) has forgotten
+        # the advertising set up: set it up again once it is back.
+        try:
+            enable = set_up(Controller(dev), kind, data)
+            while not stopping:
+                enable(1)
+                time.sleep(period / 2)
+                enable(0)
+                time.sleep(period / 2)
+        except (OSError, ControllerError):
+            time.sleep(0.2)
+
+
+def set_up(controller, kind, data):
     if kind == "legacy":
         # ADV_NONCONN_IND every 100 ms on all three channels.
         controller.command(0x2006, struct.pack("<HHBBB6sBB", 0xA0, 0xA0, 3, 0, 0, b"\0" * 6, 7, 0))
         controller.command(0x2008, bytes([len(data)]) + data.ljust(31, b"\0"))
-        enable = lambda on: controller.command(0x200A, bytes([on]))
-    else:
-        # Set 0, non-connectable non-scannable extended advertising (not a legacy PDU), 1M PHYs.
-        parameters = struct.pack("<BH", 0, 0) + (0xA0).to_bytes(3, "little") * 2
-        parameters += struct.pack("<BBB6sBbBBBBB", 7, 0, 0, b"\0" * 6, 0, 127, 1, 0, 1, 0, 0)
-        controller.command(0x2036, parameters)
-        controller.command(0x2037, struct.pack("<BBBB", 0, 3, 1, len(data)) + data)
-        enable = lambda on: controller.command(0x2039, struct.pack("<BBBHB", on, 1, 0, 0, 0))
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    while not stopping:
-        enable(1)
-        time.sleep(period / 2)
-        enable(0)
-        time.sleep(period / 2)
+        return lambda on: controller.command(0x200A, bytes([on]))
+    # Set 0, non-connectable non-scannable extended advertising (not a legacy PDU), 1M PHYs.
+    parameters = struct.pack("<BH", 0, 0) + (0xA0).to_bytes(3, "little") * 2
+    parameters += struct.pack("<BBB6sBbBBBBB", 7, 0, 0, b"\0" * 6, 0, 127, 1, 0, 1, 0, 0)
+    controller.command(0x2036, parameters)
+    controller.command(0x2037, struct.pack("<BBBB", 0, 3, 1, len(data)) + data)
+    return lambda on: controller.command(0x2039, struct.pack("<BBBHB", on, 1, 0, 0, 0))
 
 
 def main(argv):
     if len(argv) >= 9 and argv[1] == "advertise":
         _, _, dev, kind, uuid, major, minor, power, period = argv[:9]
-        advertise(Controller(int(dev)), kind, ibeacon(uuid, int(major), int(minor), int(power)), float(period))
+        advertise(int(dev), kind, ibeacon(uuid, int(major), int(minor), int(power)), float(period))
     elif len(argv) == 4 and argv[1] == "stop-scan":
         controller = Controller(int(argv[2]))
-        if argv[3] == "legacy":
-            controller.command(0x200C, b"\0\0")
-        else:
-            controller.command(0x2042, struct.pack("<BBHH", 0, 0, 0, 0))
+        try:
+            if argv[3] == "legacy":
+                controller.command(0x200C, b"\0\0")
+            else:
+                controller.command(0x2042, struct.pack("<BBHH", 0, 0, 0, 0))
+        except ControllerError as error:
+            raise SystemExit(str(error))
     else:
         raise SystemExit(__doc__)
 
