@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of beacond: unit, property and integration tests (btmon,
 # dbus-daemon, python-dbusmock); then, for the whole suite, checks that a
-# fresh clone with nothing beside it builds and passes (scripts/check-clone.sh).
+# fresh clone with nothing beside it builds and passes (scripts/check-clone.sh),
+# and runs the live sources against a real Linux Bluetooth stack under qemu
+# (Tests/RealStack; skipped, saying why, where qemu cannot run, or with
+# BEACOND_REALSTACK=skip).
 # Arguments go to `swift test` (e.g. --filter SUITE) and skip the clone check.
 # Installs what it needs first.
 set -euo pipefail
@@ -17,4 +20,9 @@ fi
 swift test "$@"
 if (($# == 0)); then
     scripts/check-clone.sh
+    if [[ ${BEACOND_REALSTACK:-run} != skip ]]; then
+        Tests/RealStack/run.sh
+    else
+        echo "realstack: SKIPPED: BEACOND_REALSTACK=skip" >&2
+    fi
 fi

@@ -108,6 +108,7 @@ start_bus() {
   <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy>
 </busconfig>
 EOF
+    rm -f /run/dbus/system_bus_socket # a stopped daemon's socket file must not pass for a listening one
     spawn dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile
     local deadline=$(($(date +%s) + 10))
     until [[ -S /run/dbus/system_bus_socket ]]; do
@@ -118,6 +119,33 @@ EOF
 
 # Through a pipe, as a person would watch it: beacond flushes each line to a
 # pipe (to a file it buffers), so the checks can read the lines as they come.
+# The real bluetoothd, its debug log kept in the guest (on the shared folder it
+# falls behind); returns once it has powered the three adapters.
+start_bluetoothd() {
+    mkdir -p /var/lib/bluetooth
+    mountpoint -q /var/lib/bluetooth || mount -t tmpfs tmpfs /var/lib/bluetooth
+    spawn bluetoothd -n -d >"$work/$1" 2>&1
+    local deadline=$(($(date +%s) + 20)) index
+    for index in 0 1 2; do
+        until busctl --system get-property org.bluez /org/bluez/hci$index org.bluez.Adapter1 Powered 2>/dev/null | grep -q true; do
+            (($(date +%s) < deadline)) || return 1
+            sleep 0.2
+        done
+    done
+}
+# A D-Bus client of bluetoothd that keeps a discovery session open: the kernel's own LE scan.
+discover() {
+    spawn /usr/bin/python3 -c '
+import sys, time, dbus
+adapter = dbus.Interface(dbus.SystemBus().get_object("org.bluez", "/org/bluez/" + sys.argv[1]), "org.bluez.Adapter1")
+adapter.StartDiscovery()
+print("discovering", flush=True)
+while True:
+    time.sleep(60)
+' "$1" > >(cat >"$work/discover.log") 2>&1
+}
+discovering() { busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Discovering | grep -q true; }
+
 scan() { spawn beacond scan --source "$1" --json > >(cat >"$work/$scenario.json") 2> >(cat >"$work/$scenario.err"); }
 
 # --- scenarios -----------------------------------------------------------
@@ -144,23 +172,30 @@ scenario_hci() {
     check both-report-kinds-on-air bash -c "grep -q 'LE Advertising Report (0x02)' '$sent' && grep -q 'LE Extended Advertising Report (0x0d)' '$sent'"
 }
 
-# The kernel's own scan (mgmt discovery) already running: beacond listens; started after beacond: beacond keeps scanning.
+# The kernel's own scan (bluetoothd discovery for another client) running before
+# beacond starts, then starting while beacond scans: beacond listens and keeps
+# delivering, and never stops the other scan.
 scenario_kernel-scan() {
+    start_bus || return 1
+    check bluetoothd-powered-adapters start_bluetoothd kernel-scan-bluetoothd.log || return 1
     advertise 1 legacy
-    spawn stdbuf -oL btmgmt --index 0 find -l >"$work/find.log" 2>&1
-    check kernel-discovery-running wait_for "$work/find.log" "Discovery started" 10
+    discover hci0
+    check kernel-discovery-running wait_for "$work/discover.log" "discovering" 10
     scan hci:hci0
     check listens-to-kernel-scan wait_for "$work/kernel-scan.err" "refused .* the kernel's own LE scan .* Listening" 15
-    check delivers-while-listening more_sightings "$work/kernel-scan.json" "$hci1" 15
-    stop_all
+    check delivers-while-listening wait_for "$work/kernel-scan.json" "$(sighting "$hci1")" 20
+    check kernel-scan-left-running discovering
+    stop_all_but "${pids[0]}" # the bus stays; bluetoothd restarts below
+    check bluetoothd-again start_bluetoothd kernel-scan-bluetoothd2.log || return 1
     advertise 1 legacy
     scan hci:hci0
     check scans-itself wait_for "$work/kernel-scan.err" "scanning with extended LE commands" 15
-    stdbuf -oL btmgmt --index 0 find -l >"$work/find2.log" 2>&1 &
-    local find=$!
-    check delivers-with-kernel-discovery-requested more_sightings "$work/kernel-scan.json" "$hci1" 15
-    kill -TERM $find 2>/dev/null
-    wait $find 2>/dev/null
+    check first-sightings wait_for "$work/kernel-scan.json" "$(sighting "$hci1")" 15
+    discover hci0
+    check kernel-discovery-started wait_for "$work/discover.log" "discovering" 10
+    check sees-the-kernel-take-over wait_for "$work/kernel-scan.err" "another program sent .* listening" 15
+    check delivers-after-kernel-took-over more_sightings "$work/kernel-scan.json" "$hci1" 20
+    check kernel-scan-left-running discovering
 }
 
 # hciconfig down/up (slow and quick) and the controller removed: unavailable, available, sightings again, same process.
@@ -218,25 +253,33 @@ scenario_service() {
     beaconctl nearest >"$work/nearest.txt" 2>&1
     echo "  beaconctl nearest: $(cat "$work/nearest.txt")"
     # btvirt reports RSSI 127 ("no reading"): presence, no distance, so no ranged venue.
-    check nearest-without-distance grep -q "no venue" "$work/nearest.txt"
+    check nearest-without-distance grep -q "no venue: no venue is in range" "$work/nearest.txt"
+    beaconctl regions >"$work/regions.txt" 2>&1
+    check region-inside-over-dbus grep -qE "^caffe-macs +inside" "$work/regions.txt"
+    beaconctl prefer counter-1 >/dev/null 2>&1
+    beaconctl nearest >"$work/nearest.txt" 2>&1
+    check nearest-is-the-preference grep -q "counter-1 .*your preferred venue" "$work/nearest.txt"
+    check available-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b true'"
     kill -TERM "${pids[1]}"
+    local stopped
+    stopped=$(now)
     check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:hci0 is up but has delivered no iBeacon advertisement for" 45
+    echo "  flagged silent $(since "$stopped") s after the beacon stopped"
+    check unavailable-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b false'"
 }
 
 # The bluez source through the real bluetoothd.
 scenario_bluez() {
     start_bus || return 1
-    mkdir -p /var/lib/bluetooth && mount -t tmpfs tmpfs /var/lib/bluetooth
-    spawn bluetoothd -n -d >"$work/bluetoothd.log" 2>&1
+    check adapters-powered start_bluetoothd bluetoothd.log || return 1
     local bluetoothd=${pids[-1]}
-    check adapter-on-bus wait_for "$work/bluetoothd.log" "Adapter /org/bluez/hci0 registered" 15
     advertise 1 legacy 0.2
     scan bluez:hci0
     check discovery-filter-set wait_for "$work/bluetoothd.log" "set_discovery_filter" 15
     check sightings wait_for "$work/bluez.json" "$(sighting "$hci1")" 20
     kill -TERM "$bluetoothd"
     check bluetoothd-gone-reported wait_for "$work/bluez.err" "scanning stopped" 10
-    spawn bluetoothd -n -d >"$work/bluetoothd2.log" 2>&1
+    spawn bluetoothd -n -d >"$work/bluetoothd2.log" 2>&1 # not start_bluetoothd: the restart is what is timed
     local restarted
     restarted=$(now)
     check scanning-again wait_for "$work/bluez.err" "scanning resumed" 15 2

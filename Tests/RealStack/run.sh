@@ -51,6 +51,8 @@ kernel_dir=$cache/linux-$kernel_abi
 if [[ ! -e $kernel_dir/boot/vmlinuz-$kernel_abi ]]; then
     (
         cd "$cache"
+        # A machine whose package lists were never fetched knows no package yet.
+        apt-get download "linux-image-$kernel_abi" >/dev/null 2>&1 || apt-get update -qq
         if ! apt-get download "linux-image-$kernel_abi" >/dev/null 2>download.log; then
             current=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: linux-image-\(.*-amd64\)$/\1/p' | head -1)
             [[ -n $current ]] || { cat download.log >&2; exit 1; }

@@ -152,6 +152,27 @@ import Testing
         #expect(Array(controller.sent[4...6]) == [HCIScannerTests.legacyDisable, HCIScannerTests.legacyParameters, HCIScannerTests.legacyEnable])
     }
 
+    /// Someone else's scan command (the kernel starting its own scan, `hcitool
+    /// cmd`) arrives while we read: the scan is theirs now. We listen, and when
+    /// reports stop we issue ours without stopping anything first.
+    @Test func aScanCommandFromSomeoneElseMeansListeningAndNeverStoppingTheirScan() async throws {
+        let foreignDisable: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]
+        let controller = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1), foreignDisable] }
+        let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(20)) { _ throws(SourceError) in controller }
+        let seen = try await Self.run(source) { $0.count == 6 }
+        let scanning = "scanning with legacy LE commands (the controller lists no extended scanning)"
+        #expect(seen == [
+            .available(true, "hci0: \(scanning)"),
+            .report(minor: 1),
+            .note("hci0: another program sent LE Set Scan Enable (0x200C) to hci0 (the kernel's own LE scan, or a tool): "
+                + "listening to the scan it leaves, re-issuing ours only when reports stop"),
+            .note("hci0: no advertising report for 20ms; re-issued the scan (try 1 of 3): \(scanning)"),
+            .report(minor: 1),
+            .note("hci0: advertisements came back after re-issuing the scan (1 try)"),
+        ])
+        #expect(Array(controller.sent[4...5]) == [HCIScannerTests.legacyParameters, HCIScannerTests.legacyEnable])
+    }
+
     /// Silence that re-issuing does not end (an empty room) gets a bounded number of tries, then is left alone.
     @Test func reissuingIsBoundedAndThenGivenUp() async throws {
         let controller = ScriptedController()

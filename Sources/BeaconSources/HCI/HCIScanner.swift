@@ -90,12 +90,26 @@ public struct HCIScanner<Channel: HCIChannel> {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero, let packet = try channel.receive(timeout: remaining) else { return nil }
             if let event = Self.leMetaEvent(packet) { return event }
-            if packet.first == HCISocketFilter.eventPacketType, let outcome = HCICommandOutcome(event: packet[1...]),
-                outcome.opcode == Self.resetOpcode
-            {
+            guard packet.first == HCISocketFilter.eventPacketType, let outcome = HCICommandOutcome(event: packet[1...]) else {
+                continue
+            }
+            if outcome.opcode == Self.resetOpcode {
                 throw .unavailable("\(channel.name) was reset (brought down and up, or `hciconfig \(channel.name) reset`), which cleared its scan")
             }
+            // We send nothing while reading: an answer to a scan command is
+            // someone else's (the kernel starting its own scan, a tool). The
+            // scan is theirs now; we listen, and never stop it.
+            if case .scanning = mode, Self.scanOpcodes.contains(outcome.opcode) {
+                mode = .listening(
+                    because: "another program sent \(HCICommand(opcode: outcome.opcode)) to \(channel.name) (the kernel's own "
+                        + "LE scan, or a tool): listening to the scan it leaves, re-issuing ours only when reports stop")
+            }
         }
+    }
+
+    /// The scan commands of both families, whoever sends them.
+    static var scanOpcodes: [UInt16] {
+        [ScanCommands.legacy, .extended].flatMap { [$0.parametersOpcode, $0.enableOpcode] }
     }
 
     /// HCI_Reset (OGF 0x03, OCF 0x0003): the first command of the kernel's initialisation of a controller.

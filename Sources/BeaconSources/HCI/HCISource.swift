@@ -105,7 +105,10 @@ public struct HCISource: Sendable {
         var recovery = SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now)
         var lastChecked = ContinuousClock.now
         while !control.isStopped {
-            if let event = try scanner.next(timeout: .milliseconds(200)) {
+            let before = scanner.mode
+            let event = try scanner.next(timeout: .milliseconds(200))
+            if let mode = scanner.mode, mode != before { emit(.event(.note("\(channel.name): \(mode)"))) }
+            if let event {
                 emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
                 if let tries = recovery.heard(at: .now) {
                     emit(.event(.note("\(channel.name): advertisements came back after re-issuing the scan (\(SilenceRecovery.count(tries)))")))
