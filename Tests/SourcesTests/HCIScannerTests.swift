@@ -20,7 +20,7 @@ import Testing
         var scanner = HCIScanner(channel: controller)
         let mode = try scanner.start()
         #expect(mode == .scanning(.legacy))
-        #expect(controller.sent == [Self.readCommands, Self.legacyDisable, Self.legacyParameters, Self.legacyEnable])
+        #expect(controller.sent == [Self.readCommands, Self.legacyParameters, Self.legacyEnable])
         #expect(controller.state.withLock { $0.filter } == .scanning)
 
         let event = try #require(try scanner.next(timeout: .milliseconds(10)))
@@ -42,7 +42,7 @@ import Testing
         }
         var scanner = HCIScanner(channel: controller)
         #expect(try scanner.start() == .scanning(.extended))
-        #expect(controller.sent == [Self.readCommands, Self.extendedDisable, Self.extendedParameters, Self.extendedEnable])
+        #expect(controller.sent == [Self.readCommands, Self.extendedParameters, Self.extendedEnable])
         let event = try #require(try scanner.next(timeout: .milliseconds(10)))
         #expect(event[2] == HCIEvent.extendedAdvertisingReport)
         scanner.stop()
@@ -87,7 +87,7 @@ import Testing
         #expect(reason.contains("Command Disallowed"))
         #expect(reason.contains("kernel"))
         #expect(reason.contains("--source bluez"))
-        #expect(controller.sent == [Self.readCommands, Self.legacyDisable, Self.legacyParameters])
+        #expect(controller.sent == [Self.readCommands, Self.legacyParameters])
         #expect(controller.state.withLock { $0.filter } == .scanning)
 
         controller.state.withLock { $0.incoming.append(report) }

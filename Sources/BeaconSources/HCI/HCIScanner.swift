@@ -50,22 +50,21 @@ public struct HCIScanner<Channel: HCIChannel> {
         return try rearm()
     }
 
-    /// Issues the scan again (stop, parameters, enable) with the family chosen
-    /// at start: after a radio went deaf, or to scan ourselves once the
-    /// kernel's scan we were listening to has ended. Never fights another scan:
-    /// Command Disallowed means listening.
+    /// Issues the scan (parameters, enable) with the family chosen at start;
+    /// again after a radio went deaf (then our own scan is stopped first), or
+    /// to scan ourselves once the scan we were listening to has ended. Never
+    /// stops a scan that is not ours — at start a running scan is someone
+    /// else's (the kernel's discovery, a tool, a program that crashed) — and
+    /// Command Disallowed means listening to it.
     public mutating func rearm() throws(SourceError) -> Mode {
-        // Stopping a scan that is not running may be refused; either way none runs now.
-        // Never stop the scan we are listening to: it is someone else's.
-        if mode.map({ if case .listening = $0 { false } else { true } }) ?? true {
-            _ = try execute(family.scanEnable(false))
-        }
+        // Stopping a scan that is not running may be refused; either way ours is off now.
+        if case .scanning = mode { _ = try execute(family.scanEnable(false)) }
         for command in [family.scanParameters(interval: Self.scanTiming, window: Self.scanTiming), family.scanEnable(true)] {
             let outcome = try execute(command)
             if outcome.status == .commandDisallowed {
                 let listening = Mode.listening(
-                    because: "\(channel.name) refused \(command) with \(outcome.status): the kernel's own LE scan "
-                        + "(bluetoothd discovery or a background scan) is in the way. Listening to the reports it "
+                    because: "\(channel.name) refused \(command) with \(outcome.status): another LE scan is running "
+                        + "(the kernel's own — bluetoothd discovery or a background scan — or another program's). Listening to the reports it "
                         + "produces instead, at its rate and with its duplicate filtering; stop the other scan for "
                         + "every advertisement, or use --source bluez to share the radio with bluetoothd")
                 mode = listening
