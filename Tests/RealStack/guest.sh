@@ -213,9 +213,9 @@ scenario_kernel-scan() {
     check bluetoothd-powered-adapters start_bluetoothd kernel-scan-bluetoothd.log || return 1
     advertise 1 legacy
     discover hci0
-    check kernel-discovery-running wait_for "$work/discover.log" "discovering" 10
+    check kernel-discovery-running wait_for "$work/discover.log" "discovering" 20
     scan hci:hci0
-    check listens-to-kernel-scan wait_for "$work/kernel-scan.err" "refused .* the kernel's own LE scan .* Listening" 15
+    check listens-to-kernel-scan wait_for "$work/kernel-scan.err" "refused .* another LE scan is running .* Listening" 15
     check delivers-while-listening wait_for "$work/kernel-scan.json" "$(sighting "$hci1")" 20
     check kernel-scan-left-running discovering
     stop_all_but "${pids[0]}" # the bus stays; bluetoothd restarts below
@@ -225,7 +225,7 @@ scenario_kernel-scan() {
     check scans-itself wait_for "$work/kernel-scan.err" "scanning with extended LE commands" 15
     check first-sightings wait_for "$work/kernel-scan.json" "$(sighting "$hci1")" 15
     discover hci0
-    check kernel-discovery-started wait_for "$work/discover.log" "discovering" 10
+    check kernel-discovery-started wait_for "$work/discover.log" "discovering" 20
     check sees-the-kernel-take-over wait_for "$work/kernel-scan.err" "another program sent .* listening" 15
     check delivers-after-kernel-took-over more_sightings "$work/kernel-scan.json" "$hci1" 20
     check kernel-scan-left-running discovering
@@ -358,12 +358,12 @@ for scenario in "${scenarios[@]}"; do
         stop_all
     ) &
     runner=$!
-    ( sleep 150; kill -TERM $runner 2>/dev/null ) &
+    ( sleep 240; kill -TERM $runner 2>/dev/null ) &
     watchdog=$!
     wait $runner
     status=$?
     kill $watchdog 2>/dev/null
-    [[ $status -eq 143 ]] && say "FAIL $scenario: did not finish within 150 s"
+    [[ $status -eq 143 ]] && say "FAIL $scenario: did not finish within 240 s"
     say "# $scenario: $(since "$started") s"
     # Nothing of a scenario outlives it: the next starts from three controllers that are up.
     pkill -P $$ -x beacond 2>/dev/null
