@@ -55,7 +55,7 @@ final class ServiceMailbox: Sendable {
             post(.availability(available, reason: reason))
             return
         case .note(let note):
-            post(.note(note))
+            post(Control.note(note))
             return
         case .hciEvent, .advertisement:
             break
