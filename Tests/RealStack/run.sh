@@ -94,7 +94,7 @@ vm=$!
 # Peak memory of qemu, sampled while it runs.
 peak=0
 while kill -0 $vm 2>/dev/null; do
-    for pid in $(pgrep -x qemu-system-x86 2>/dev/null; pgrep -f "^qemu-system-x86_64 .*$out" 2>/dev/null); do
+    for pid in $(pgrep -f "qemu-system-x86_64 .*$out" 2>/dev/null); do
         rss=$(awk '/VmHWM/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
         ((rss > peak)) && peak=$rss
     done
