@@ -64,8 +64,8 @@ public struct HCIScanner<Channel: HCIChannel> {
             if outcome.status == .commandDisallowed {
                 let listening = Mode.listening(
                     because: "\(channel.name) refused \(command) with \(outcome.status): another LE scan is running "
-                        + "(the kernel's own — bluetoothd discovery or a background scan — or another program's). Listening to the reports it "
-                        + "produces instead, at its rate and with its duplicate filtering; stop the other scan for "
+                        + "(the kernel's own — bluetoothd discovery or a background scan — or another program's). "
+                        + "Listening to the reports it produces instead, at its rate and with its duplicate filtering; stop the other scan for "
                         + "every advertisement, or use --source bluez to share the radio with bluetoothd")
                 mode = listening
                 return listening
