@@ -48,7 +48,7 @@ import Testing
         for (a, b) in zip(ours, tshark).filter({ $0 != $1 }).prefix(3) { Issue.record("beacond \(a)\ntshark  \(b)") }
         let expected = tshark.compactMap(Self.iBeacon)
         #expect(!expected.isEmpty)
-        #expect(try Self.scanObservations(path) == expected)
+        #expect(try Self.scanObservations(path, linkType: linkType) == expected)
     }
 
     // MARK: Captures
@@ -132,10 +132,10 @@ import Testing
     }
 
     /// `beacond scan --json` on the file, through `--source replay:` (the format found from the content).
-    static func scanObservations(_ path: String) throws -> [Observation] {
+    static func scanObservations(_ path: String, linkType: PcapngFormat.LinkType) throws -> [Observation] {
         let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
         try #require(result.status == 0, "beacond scan failed: \(result.stderr)")
-        #expect(result.stderr.contains("recording: pcapng (link type"))
+        #expect(result.stderr.contains("recording: pcapng, link type \(PcapngFormat.LinkType.describe(linkType.rawValue))"))
         return try result.stdout.split(separator: "\n").map { line in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             return Observation(

@@ -11,8 +11,11 @@ public struct RecordingReader: Sendable {
             case .btsnoop(.monitor): "btsnoop (datalink 2001, BlueZ monitor)"
             case .btsnoop(.h4): "btsnoop (datalink 1002, H4)"
             case .btsnoop(.hci): "btsnoop (datalink 1001, HCI)"
+            case .pcapng(let linkTypes) where linkTypes.isEmpty:
+                "pcapng, no interfaces"
             case .pcapng(let linkTypes):
-                "pcapng (link type \(linkTypes.map(PcapngFormat.LinkType.describe).joined(separator: ", ")))"
+                "pcapng, link type\(linkTypes.count > 1 ? "s" : "") "
+                    + linkTypes.map(PcapngFormat.LinkType.describe).joined(separator: ", ")
             case .hcidump: "hcidump --raw text"
             }
         }
