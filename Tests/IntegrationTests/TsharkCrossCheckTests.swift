@@ -29,7 +29,10 @@ import Testing
         var major: Int
         var minor: Int
         var measuredPower: Int
-        var description: String { "\(address) \(uuid)/\(major)/\(minor) power \(measuredPower) rssi \(rssi.map(String.init) ?? "none")" }
+        var plausiblePower: Bool
+        var description: String {
+            "\(address) \(uuid)/\(major)/\(minor) power \(measuredPower)\(plausiblePower ? "" : " (implausible)") rssi \(rssi.map(String.init) ?? "none")"
+        }
     }
 
     @Test(arguments: PcapngFormat.LinkType.allCases, [false, true])
@@ -54,8 +57,9 @@ import Testing
     // MARK: Captures
 
     /// Random legacy advertisements: iBeacons (some with a Jaalee battery
-    /// byte), scan responses and other companies' data; one in eight with no
-    /// RSSI reading (none, 127 or 0, as the link type can say it).
+    /// byte, some with a measured power of 0 or +5), scan responses and other
+    /// companies' data; one in eight with no RSSI reading (none, 127 or 0, as
+    /// the link type can say it).
     static func generatedCapture(
         _ linkType: PcapngFormat.LinkType, bigEndian: Bool, using g: inout some RandomNumberGenerator
     ) -> (bytes: [UInt8], packets: Int) {
@@ -65,10 +69,14 @@ import Testing
         let count = 150
         for _ in 0..<count {
             var report = BtmonCrossCheckTests.randomReport(extended: false, using: &g)
-            if Int.random(in: 0..<4, using: &g) == 0, (try? IBeaconFrame.decode(advertisingData: report.data)) != nil {
-                var jaalee = Array(report.data)
-                jaalee[3] = 0x1B
-                report.data = (jaalee + [UInt8.random(in: 0...100, using: &g)])[...]
+            if (try? IBeaconFrame.decode(advertisingData: report.data)) != nil {
+                var data = Array(report.data)
+                if Int.random(in: 0..<5, using: &g) == 0 { data[29] = [0x00, 0x05][Int.random(in: 0...1, using: &g)] }
+                if Int.random(in: 0..<4, using: &g) == 0 {
+                    data[3] = 0x1B
+                    data.append(UInt8.random(in: 0...100, using: &g))
+                }
+                report.data = data[...]
             }
             switch Int.random(in: 0..<16, using: &g) {
             case 0: report.rssi = nil
@@ -144,7 +152,8 @@ import Testing
                 uuid: try #require(object["uuid"] as? String),
                 major: try #require(object["major"] as? Int),
                 minor: try #require(object["minor"] as? Int),
-                measuredPower: try #require(object["measured_power"] as? Int))
+                measuredPower: try #require(object["measured_power"] as? Int),
+                plausiblePower: try #require(object["measured_power_plausible"] as? Bool))
         }
     }
 
@@ -161,9 +170,10 @@ import Testing
                 let u = s[5..<21].map { hex($0) }.joined()
                 let uuid = [u.prefix(8), u.dropFirst(8).prefix(4), u.dropFirst(12).prefix(4), u.dropFirst(16).prefix(4), u.dropFirst(20)]
                     .joined(separator: "-").uppercased()
+                let power = Int(Int8(bitPattern: s[25]))
                 return Observation(
                     address: packet.address, rssi: packet.rssi, uuid: uuid, major: Int(s[21]) << 8 | Int(s[22]),
-                    minor: Int(s[23]) << 8 | Int(s[24]), measuredPower: Int(Int8(bitPattern: s[25])))
+                    minor: Int(s[23]) << 8 | Int(s[24]), measuredPower: power, plausiblePower: (-100 ... -20).contains(power))
             }
             index += length + 1
         }
