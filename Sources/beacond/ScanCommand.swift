@@ -81,7 +81,11 @@ struct ScanCommand: AsyncParsableCommand {
         if let problem = counters.lastProblem { lines.append("last malformed: \(problem)") }
         if case .replay(let replay) = outcome {
             lines.append("recording: \(replay.format)")
-            if replay.skippedRecords > 0 { lines.append("skipped \(replay.skippedRecords) unreadable packets or lines") }
+            if replay.skippedRecords > 0 {
+                lines.append(
+                    "skipped \(replay.skippedRecords) unreadable packets or lines"
+                        + (replay.lastSkipReason.map { " (last: \($0))" } ?? ""))
+            }
             if let stop = replay.stoppedEarly { lines.append("stopped early: \(stop); everything before it was read") }
         }
         return lines.joined(separator: "\n") + "\n"

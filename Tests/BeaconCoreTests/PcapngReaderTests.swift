@@ -246,6 +246,7 @@ import Testing
         while reader.next() != nil { events += 1 }
         #expect(events == 1)
         #expect(reader.skippedRecords == 5)
+        #expect(reader.lastSkipReason == "5 bytes, too short for a link-layer header")  // the last of them
         #expect(reader.failure == nil)
     }
 

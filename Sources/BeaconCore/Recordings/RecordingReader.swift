@@ -88,4 +88,9 @@ public struct RecordingReader: Sendable {
         case .hcidump(let r): r.malformedPackets
         }
     }
+
+    /// Why the last skipped packet was skipped, where the format says (pcapng).
+    public var lastSkipReason: String? {
+        if case .pcapng(let r) = reader { r.lastSkipReason } else { nil }
+    }
 }

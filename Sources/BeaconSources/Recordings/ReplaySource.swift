@@ -24,6 +24,8 @@ public struct ReplaySource: Sendable {
         public var events = 0
         /// Text-log packets that could not be read and were skipped.
         public var skippedRecords = 0
+        /// Why the last of them was skipped, when the format says.
+        public var lastSkipReason: String?
         public var stoppedEarly: RecordingError?
     }
 
@@ -74,6 +76,7 @@ public struct ReplaySource: Sendable {
             await deliver(.hciEvent(event.packet, time: time))
         }
         summary.skippedRecords = reader.skippedRecords
+        summary.lastSkipReason = reader.lastSkipReason
         summary.stoppedEarly = reader.failure
         return summary
     }
