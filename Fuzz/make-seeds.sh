@@ -62,6 +62,47 @@ EVENT="3E $(printf %02X "$(nbytes "$legacy_params")") $legacy_params"
     record 3 "04 $EVENT"
 } > seeds/btsnoop-h4.bin
 
+# pcapng: blocks of (type, total length, body, total length) in the section's byte order.
+# h32le / h32be N: the four bytes of N as hex text; u32le N: the bytes themselves.
+h32le() { printf '%02X %02X %02X %02X' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+h32be() { printf '%02X %02X %02X %02X' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) $(($1 >> 8 & 255)) $(($1 & 255)); }
+u32le() { hex "$(h32le "$1")"; }
+pad4() { # pad4 "hex…": the bytes, then zeros up to a multiple of four.
+    local out="$1" n; n=$(nbytes "$1")
+    while ((n % 4)); do out="$out 00"; n=$((n + 1)); done
+    echo "$out"
+}
+block() { # block le|be TYPE "body hex"
+    local body n; body=$(pad4 "$3"); n=$(($(nbytes "$body") + 12))
+    u32$1 "$2"; u32$1 "$n"; hex "$body"; u32$1 "$n"
+}
+UNIX_TIME=1714564800250000                                   # the same moment, in µs since 1970
+epb() { # epb le|be "packet hex": interface 0, at UNIX_TIME (if_tsresol left at 10^-6)
+    local n; n=$(nbytes "$2")
+    block "$1" 6 "$(h32$1 0) $(h32$1 $((UNIX_TIME >> 32))) $(h32$1 $((UNIX_TIME & 0xFFFFFFFF))) $(h32$1 "$n") $(h32$1 "$n") $2"
+}
+# An advertising-channel packet: access address, ADV_NONCONN_IND (36 bytes: AdvA, AdvData), CRC
+# (left as zeros: the headers below say the sniffer checked it).
+AIR="D6 BE 89 8E 02 24 $ADDR $AD 00 00 00"
+{   # Little-endian section; LE_LL_WITH_PHDR (256): channel 0, RSSI -60, noise, offenses,
+    # reference access address, flags 0x0C03 (dewhitened, signal valid, CRC checked and valid).
+    block le 0x0A0D0D0A "4D 3C 2B 1A 01 00 00 00 FF FF FF FF FF FF FF FF"
+    block le 1 "00 01 00 00 00 00 00 00"
+    epb le "00 C4 80 00 D6 BE 89 8E 03 0C $AIR"
+} > seeds/pcapng-le-ll-phdr.bin
+{   # Big-endian section; NORDIC_BLE (272), protocol 3: board, payload length 55, version, counter,
+    # EVENT_PACKET_ADVERTISING; header of 10: CRC OK, channel 37, RSSI -60, event counter, time.
+    block be 0x0A0D0D0A "1A 2B 3C 4D 00 01 00 00 FF FF FF FF FF FF FF FF"
+    block be 1 "01 10 00 00 00 00 00 00"
+    epb be "00 37 00 03 00 00 02 0A 01 25 3C 00 00 00 00 00 00 $AIR"
+} > seeds/pcapng-be-nordic.bin
+{   # HCI with a direction header (201) beside an Ethernet interface (1) nobody reads.
+    block le 0x0A0D0D0A "4D 3C 2B 1A 01 00 00 00 FF FF FF FF FF FF FF FF"
+    block le 1 "C9 00 00 00 00 00 00 00"
+    block le 1 "01 00 00 00 00 00 00 00"
+    epb le "00 00 00 01 04 $EVENT"
+} > seeds/pcapng-h4-phdr.bin
+
 # hcidump --raw text, with and without hcidump -t times, continuation lines, a sent command.
 {
     echo 'HCI sniffer - Bluetooth packet analyzer ver 5.66'

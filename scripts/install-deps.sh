@@ -17,6 +17,7 @@ packages=(
     mosquitto          # a real MQTT broker for the publisher's tests
     mosquitto-clients  # mosquitto_sub, mosquitto_passwd
     libmosquitto-dev   # libmosquitto (the MQTT publisher)
+    tshark             # Wireshark's dissectors: the pcapng cross-check
 )
 
 missing=()
@@ -27,6 +28,8 @@ if ((${#missing[@]})); then
     sudo=""
     [[ $(id -u) -eq 0 ]] || sudo="sudo"
     echo "installing: ${missing[*]}" >&2
+    # wireshark-common asks whether non-root users may capture; answer no, without a prompt.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -94,7 +94,7 @@ struct NodeReader {
         var settings = RangingSettings()
         let keys = [
             "path_loss_exponent", "proximity", "exit_after", "switch_margin", "switch_dwell",
-            "max_distance", "enter_rssi", "exit_rssi",
+            "max_distance", "enter_rssi", "exit_rssi", "default_measured_power",
         ]
         guard let fields = mapping(node, "ranging", keys: keys) else { return settings }
         if let n = fields["path_loss_exponent"], let value = number(n, "ranging.path_loss_exponent", in: 1...6) {
@@ -124,6 +124,12 @@ struct NodeReader {
         if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
         checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, fields["exit_rssi"] ?? node, "ranging")
+        let plausible = IBeaconFrame.plausibleMeasuredPower
+        if let n = fields["default_measured_power"],
+            let value = number(integer: n, "ranging.default_measured_power", in: Int(plausible.lowerBound)...Int(plausible.upperBound))
+        {
+            settings.defaultMeasuredPower = Int8(value)
+        }
         return settings
     }
 

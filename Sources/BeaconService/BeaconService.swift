@@ -369,7 +369,7 @@ extension EngineEvent {
     var isSignalled: Bool {
         switch self {
         case .region, .nearestVenueChanged: true
-        case .beaconAppeared, .beaconDisappeared: false
+        case .beaconAppeared, .beaconDisappeared, .implausibleMeasuredPower: false
         }
     }
 }

@@ -13,6 +13,9 @@ public enum EventLog {
             }
         case .nearestVenueChanged(let venue):
             return "nearest venue: " + describe(venue)
+        case let .implausibleMeasuredPower(beacon, advertised, used):
+            return "beacon \(beacon) advertises measured power \(advertised) dBm, not a 1 m calibration "
+                + "(\(IBeaconFrame.plausibleMeasuredPower)); ranging uses \(used) dBm"
         case .beaconAppeared, .beaconDisappeared:
             return nil
         }

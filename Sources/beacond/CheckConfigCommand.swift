@@ -37,7 +37,8 @@ struct ConfigurationSummary {
             "ranging: path loss exponent \(r.pathLossExponent); immediate < \(r.immediateDistance) m, "
                 + "near < \(r.nearDistance) m; exit after \(r.exitAfter.configurationText); "
                 + "switch when \(Int((r.switchMargin * 100).rounded()))% closer for \(r.switchDwell.configurationText)"
-                + (r.maxDistance.map { "; max distance \($0) m" } ?? ""))
+                + (r.maxDistance.map { "; max distance \($0) m" } ?? "")
+                + "; \(r.defaultMeasuredPower) dBm at 1 m for beacons that advertise no real calibration")
         lines.append("regions (\(configuration.regions.count)):")
         for region in configuration.regions {
             let notify = [region.notifyOnEntry ? "entry" : nil, region.notifyOnExit ? "exit" : nil].compactMap { $0 }

@@ -81,7 +81,11 @@ struct ScanCommand: AsyncParsableCommand {
         if let problem = counters.lastProblem { lines.append("last malformed: \(problem)") }
         if case .replay(let replay) = outcome {
             lines.append("recording: \(replay.format)")
-            if replay.skippedRecords > 0 { lines.append("skipped \(replay.skippedRecords) unreadable lines of the log") }
+            if replay.skippedRecords > 0 {
+                lines.append(
+                    "skipped \(replay.skippedRecords) unreadable packets or lines"
+                        + (replay.lastSkipReason.map { " (last: \($0))" } ?? ""))
+            }
             if let stop = replay.stoppedEarly { lines.append("stopped early: \(stop); everything before it was read") }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -120,7 +124,8 @@ final class SightingPrinter {
             let identity = sighting.identity
             buffer.append(contentsOf: "\(sighting.time) \(sighting.address) \(identity.uuid.uuidString) "
                 .utf8)
-            buffer.append(contentsOf: "major \(identity.major) minor \(identity.minor) power \(sighting.frame.measuredPower) dBm rssi \(rssi)\n".utf8)
+            let power = "\(sighting.frame.measuredPower) dBm" + (sighting.frame.hasPlausibleMeasuredPower ? "" : " (not a 1 m calibration)")
+            buffer.append(contentsOf: "major \(identity.major) minor \(identity.minor) power \(power) rssi \(rssi)\n".utf8)
         }
         if flushesEachLine || buffer.count > 1 << 15 { flush() }
     }
@@ -148,6 +153,8 @@ struct SightingRecord: Encodable {
     var major: UInt16
     var minor: UInt16
     var measured_power: Int8
+    /// False for a measured power outside −100…−20 dBm, which ranging replaces.
+    var measured_power_plausible: Bool
     var rssi: Int8?
 
     init(_ sighting: BeaconSighting) {
@@ -159,6 +166,7 @@ struct SightingRecord: Encodable {
         major = sighting.identity.major
         minor = sighting.identity.minor
         measured_power = sighting.frame.measuredPower
+        measured_power_plausible = sighting.frame.hasPlausibleMeasuredPower
         rssi = sighting.rssi
     }
 }

@@ -394,6 +394,18 @@ import Testing
         Self.expectOneProblem(flag, field: "regions[0].notify_on_exit", at: "maybe", mentioning: ["true or false"])
     }
 
+    /// The P1m used for beacons whose frame's power is no 1 m calibration; it must be one itself.
+    @Test func defaultMeasuredPower() throws {
+        #expect(try ConfigurationLoader.load(contentsOf: Self.shippedFile).ranging.defaultMeasuredPower == -59)
+        #expect(try ConfigurationLoader.parse(Self.valid, file: "beacons.yaml").ranging.defaultMeasuredPower == -59)
+        let set = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  default_measured_power: -65")
+        #expect(try ConfigurationLoader.parse(set, file: "beacons.yaml").ranging.defaultMeasuredPower == -65)
+        for bad in ["0", "-3", "-101", "-19", "-59.5"] {
+            let yaml = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  default_measured_power: \(bad)")
+            Self.expectOneProblem(yaml, field: "ranging.default_measured_power", at: "default_measured_power")
+        }
+    }
+
     @Test func missingName() {
         let yaml = Self.valid.replacingOccurrences(of: "    name: \"Counter 1\"\n", with: "")
         Self.expectOneProblem(yaml, field: "venues[0].name", at: "- id: counter-1", mentioning: ["missing"])

@@ -99,4 +99,43 @@ import Testing
         #expect(decoder.lastProblem == "HCI event: \(HCIError.missingHeader(available: 1))")
         #expect(decoder.malformedEvents == 2)
     }
+
+    /// RSSI 127 (HCI's "not available") and 0 are no reading: the sighting is
+    /// still there (presence), its RSSI is `nil`, from an HCI event (hci, replay) ...
+    @Test(arguments: [UInt8(127), 0])
+    func noReadingInAnHCIEvent(rssiByte: UInt8) throws {
+        var event = Fixtures.raspberryPiIBeaconEvent
+        event[event.count - 1] = rssiByte
+        var decoder = AdvertisementDecoder()
+        var sightings: [BeaconSighting] = []
+        decoder.decode(event: event[...], at: Self.time) { sightings.append($0) }
+        let sighting = try #require(sightings.first)
+        #expect(sighting.rssi == nil)
+        #expect(sighting.identity.uuid == Fixtures.lightBlueBeanUUID)
+        #expect(decoder.iBeacons == 1)
+        #expect(decoder.malformed == 0)
+    }
+
+    /// ... and from an advertisement a source decoded itself (bluez, simulate).
+    @Test(arguments: [Int8(127), 0])
+    func noReadingInAnAdvertisement(rssi: Int8) throws {
+        var decoder = AdvertisementDecoder()
+        let report = AdvertisingReport(
+            kind: .legacy(.advNonconnInd), addressType: 0, address: Fixtures.raspberryPiAddress, rssi: rssi,
+            data: IBeaconFrameTests.estimoteAD[...])
+        let decoded = decoder.decode(Advertisement(time: Self.time, report: report))
+        let sighting = try #require(decoded)
+        #expect(sighting.rssi == nil)
+        #expect(sighting.identity.uuid == Fixtures.estimoteUUID)
+    }
+
+    @Test(arguments: [Int8(-1), -127, -128, 20, 126])
+    func everyOtherRSSIIsAReading(rssi: Int8) throws {
+        var decoder = AdvertisementDecoder()
+        let report = AdvertisingReport(
+            kind: .legacy(.advNonconnInd), addressType: 0, address: Fixtures.raspberryPiAddress, rssi: rssi,
+            data: IBeaconFrameTests.estimoteAD[...])
+        let decoded = decoder.decode(Advertisement(time: Self.time, report: report))
+        #expect(decoded?.rssi == rssi)
+    }
 }

@@ -92,12 +92,25 @@ import Testing
         }
     }
 
+    /// Jaalee beacons append a battery level after the 21 bytes the iBeacon's
+    /// own 0x15 announces (structure length 0x1B): the iBeacon is intact, the rest ignored.
+    @Test(arguments: [[UInt8(0x64)], [0x37, 0x00, 0xFF]])
+    func trailingBytesAfterTheIBeaconAreIgnored(tail: [UInt8]) throws {
+        let jaalee = [UInt8(0x1A + tail.count)] + Self.estimoteAD.dropFirst() + tail
+        let payload = Fixtures.hex("02 01 06") + jaalee + Fixtures.hex("03 08 4A 4C")
+        let frame = try #require(try IBeaconFrame.decode(advertisingData: payload))
+        #expect(frame.identity == BeaconIdentity(uuid: Fixtures.estimoteUUID, major: 12345, minor: 7))
+        #expect(frame.measuredPower == -59)  // the byte after minor, not the battery
+        #expect(frame.advertisingData == Self.estimoteAD)
+    }
+
+    @Test(arguments: [(Int8(-59), true), (-100, true), (-20, true), (0, false), (-3, false), (5, false), (-101, false), (-19, false)])
+    func measuredPowerPlausibility(power: Int8, plausible: Bool) {
+        let frame = IBeaconFrame(identity: BeaconIdentity(uuid: Fixtures.estimoteUUID, major: 1, minor: 1), measuredPower: power)
+        #expect(frame.hasPlausibleMeasuredPower == plausible)
+    }
+
     @Test func wrongPayloadSizeIsMalformed() {
-        // One byte too many: structure length 0x1B, 22 bytes after `02 15`.
-        let long = Fixtures.hex("1B") + Self.estimoteAD.dropFirst() + [0x00]
-        #expect(throws: FrameError.malformedIBeacon(offset: 0, lengthByte: 0x15, payloadSize: 22)) {
-            try IBeaconFrame.decode(advertisingData: long)
-        }
         // One byte too few: structure length 0x19, 20 bytes after `02 15`.
         let short = Fixtures.hex("19") + Self.estimoteAD.dropFirst().dropLast()
         #expect(throws: FrameError.malformedIBeacon(offset: 0, lengthByte: 0x15, payloadSize: 20)) {

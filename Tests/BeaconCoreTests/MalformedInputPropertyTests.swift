@@ -80,9 +80,10 @@ import Testing
                 if case .failure(let error) = result {
                     #expect(error != .manufacturerDataWithoutCompany(offset: 0, length: 2))
                 }
-            } else if declared == 0x1A, bytes[5] == 0x15 {
+            } else if declared >= 0x1A, bytes[5] == 0x15 {
+                // 21 bytes after `02 15`, or more (a Jaalee battery byte): the first 21 are the iBeacon.
                 let frame = try result.get()
-                #expect(frame?.advertisingData == Array(bytes.prefix(27)))
+                #expect(frame?.advertisingData.dropFirst() == bytes[1..<27])
             } else {
                 let error = #expect(throws: FrameError.self) { try result.get() }
                 guard case .malformedIBeacon(let offset, _, _)? = error else {
@@ -215,6 +216,38 @@ import Testing
             let drained = try #require(result)
             // However the lengths were damaged, every record still costs a 24-byte header.
             #expect(drained.events <= (bytes.count - 16) / 24)
+        }
+    }
+
+    @Test func randomBlocksBehindAPcapngHeader() async {
+        let linkTypes = PcapngFormat.LinkType.allCases
+        await propertyCheck(count: 300, input: Gen.int(in: 0...(linkTypes.count - 1)), Gen.bool, Self.randomBytes, Gen.int(in: 0...16)) {
+            which, bigEndian, body, padding in
+            var writer = PcapngWriter(bigEndian: bigEndian)
+            writer.addInterface(linkType: linkTypes[which].rawValue)
+            let bytes = writer.bytes + body
+            let result = Self.drain(Fixtures.offsetSlice(bytes, by: padding))
+            let drained = try #require(result, "a valid header and interface must be accepted")
+            // Every packet costs a block of at least 16 bytes (a simple packet block).
+            #expect(drained.events <= body.count / 16)
+        }
+    }
+
+    @Test func randomBytesAfterThePcapngBlockType() async {
+        await propertyCheck(count: 300, input: Self.randomBytes) { body in
+            _ = Self.drain(([0x0A, 0x0D, 0x0D, 0x0A] + body)[...])
+        }
+    }
+
+    @Test func corruptedPcapngCapturesStopCleanly() async {
+        let linkTypes = PcapngFormat.LinkType.allCases
+        let input = zip(Gen.int(in: 0...(linkTypes.count - 1)), Gen.bool, Gen.int(in: 0...10_000), Gen.uint8(), Gen.int(in: 0...10_000))
+        await propertyCheck(count: 300, input: input) { which, bigEndian, position, value, cut in
+            var bytes = PcapngReaderTests.capture(linkTypes[which], bigEndian: bigEndian)
+            bytes[28 + position % (bytes.count - 28)] = value  // somewhere after the section header
+            // A damaged interface description may name a link type beacond refuses: then nothing is read.
+            guard let drained = Self.drain(bytes[..<(28 + cut % (bytes.count - 27))]) else { return }
+            #expect(drained.events <= PcapngReaderTests.reports.count)
         }
     }
 

@@ -31,39 +31,53 @@ enum Inputs {
             UInt8(truncatingIfNeeded: beacon), 0x01)
     }
 
+    /// One legacy LE advertising report.
+    static func report(_ data: [UInt8], beacon: Int = 0, rssi: Int8 = -67, scanResponse: Bool = false) -> AdvertisingReport {
+        AdvertisingReport(
+            kind: .legacy(scanResponse ? .scanResponse : .advNonconnInd), addressType: 1,
+            address: address(beacon), rssi: rssi, data: data[...])
+    }
+
     /// One legacy LE advertising report event, as the controller sends it.
     static func event(_ data: [UInt8], beacon: Int = 0, rssi: Int8 = -67, scanResponse: Bool = false) -> [UInt8] {
-        HCIEvent.advertisingReportEvent([
-            AdvertisingReport(
-                kind: .legacy(scanResponse ? .scanResponse : .advNonconnInd), addressType: 1,
-                address: address(beacon), rssi: rssi, data: data[...])
-        ])
+        HCIEvent.advertisingReportEvent([report(data, beacon: beacon, rssi: rssi, scanResponse: scanResponse)])
     }
 
     static let payload: [UInt8] = payload()
     static let event: [UInt8] = event(payload)
 
-    /// A btsnoop capture (datalink 2001, as `btmon -w` writes) of 100,000 HCI
-    /// events of one advertising report each: iBeacons from 50 beacons (half),
-    /// scan responses (a quarter) and another company's data (a quarter).
+    /// The 100,000 advertisements of the replay benchmarks: iBeacons from 50
+    /// beacons (half), scan responses (a quarter) and another company's data
+    /// (a quarter), about 3,000 a second, as a busy room gives.
     static let capturedEvents = 100_000
+    static let capturedReports: [(AdvertisingReport, Timestamp)] = {
+        let iBeacons = (0..<50).map { payload(major: 1, minor: UInt16($0)) }
+        return (0..<capturedEvents).map { index in
+            let beacon = index % 50
+            let report: AdvertisingReport =
+                switch index % 4 {
+                case 0, 1: report(iBeacons[beacon], beacon: beacon, rssi: Int8(-45 - index % 40))
+                case 2: report(scanResponse, beacon: beacon, rssi: Int8(-45 - index % 40), scanResponse: true)
+                default: report(otherCompany, beacon: 1000 + beacon, rssi: -80)
+                }
+            return (report, Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + Int64(index) * 333))
+        }
+    }()
+
+    /// Those as a btsnoop capture (datalink 2001, as `btmon -w` writes), one event each.
     static let capture: [UInt8] = {
         var writer = BtsnoopWriter(datalink: .monitor)
-        let iBeacons = (0..<50).map { payload(major: 1, minor: UInt16($0)) }
-        for index in 0..<capturedEvents {
-            let beacon = index % 50
-            let packet: [UInt8] =
-                switch index % 4 {
-                case 0, 1: event(iBeacons[beacon], beacon: beacon, rssi: Int8(-45 - index % 40))
-                case 2: event(scanResponse, beacon: beacon, rssi: Int8(-45 - index % 40), scanResponse: true)
-                default: event(otherCompany, beacon: 1000 + beacon, rssi: -80)
-                }
-            // About 3,000 events per second, as a busy room gives.
-            writer.append(
-                event: packet, at: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + Int64(index) * 333))
-        }
+        for (report, time) in capturedReports { writer.append(event: HCIEvent.advertisingReportEvent([report]), at: time) }
         return writer.bytes
     }()
+
+    /// Those as a pcapng capture with one interface of `linkType`.
+    static func pcapngCapture(_ linkType: PcapngFormat.LinkType) -> [UInt8] {
+        var writer = PcapngWriter()
+        let interface = writer.addInterface(linkType: linkType.rawValue)
+        for (report, time) in capturedReports { writer.append(report: report, interface: interface, at: time) }
+        return writer.bytes
+    }
 
     /// One region covering the UUID; one venue per beacon when `venues`.
     static func configuration(beacons: Int, venues: Bool) -> Configuration {
@@ -260,21 +274,30 @@ let benchmarks: @Sendable () -> Void = {
     // reader and decoder each time): 1,000,000 advertisements. (Throughput is
     // an integer count of iterations per second, so at ~10 iterations/s its
     // column is coarse; the time column, per advertisement, is the precise one.)
-    Benchmark(
-        "replay: 100k-event capture",
-        configuration: .init(scalingFactor: .mega, maxDuration: .seconds(10))
-    ) { benchmark in
-        let capture = Inputs.capture
-        let passes = benchmark.scaledIterations.count / Inputs.capturedEvents
-        benchmark.startMeasurement()
-        for _ in 0..<passes {
-            var reader = try! RecordingReader(bytes: capture)
-            var decoder = AdvertisementDecoder()
-            while let event = reader.next() {
-                decoder.decode(event: event.packet, at: event.timestamp!) { blackHole($0) }
+    // The same advertisements as pcapng: HCI events behind a direction header
+    // (201), and link-layer packets off the air (256) that become events.
+    let replays: [(String, () -> [UInt8])] = [
+        ("replay: 100k-event capture", { Inputs.capture }),
+        ("replay: 100k-packet pcapng, 201 H4", { Inputs.pcapngCapture(.bluetoothHCIH4WithPHDR) }),
+        ("replay: 100k-packet pcapng, 256 LE LL", { Inputs.pcapngCapture(.bluetoothLELLWithPHDR) }),
+    ]
+    for (name, makeCapture) in replays {
+        Benchmark(
+            name,
+            configuration: .init(scalingFactor: .mega, maxDuration: .seconds(10))
+        ) { benchmark in
+            let capture = makeCapture()
+            let passes = benchmark.scaledIterations.count / Inputs.capturedEvents
+            benchmark.startMeasurement()
+            for _ in 0..<passes {
+                var reader = try! RecordingReader(bytes: capture)
+                var decoder = AdvertisementDecoder()
+                while let event = reader.next() {
+                    decoder.decode(event: event.packet, at: event.timestamp!) { blackHole($0) }
+                }
+                precondition(decoder.advertisements == Inputs.capturedEvents && decoder.malformed == 0)
+                blackHole(decoder.iBeacons)
             }
-            precondition(decoder.advertisements == Inputs.capturedEvents && decoder.malformed == 0)
-            blackHole(decoder.iBeacons)
         }
     }
 

@@ -32,7 +32,7 @@ private func exercise(_ input: ArraySlice<UInt8>) {
         sink &+= 1
     }
 
-    // 3. The input as a recording (btsnoop or hcidump text), through the pipeline's decoder.
+    // 3. The input as a recording (btsnoop, pcapng or hcidump text), through the pipeline's decoder.
     if var reader = try? RecordingReader(bytes: input) {
         var decoder = AdvertisementDecoder()
         while let event = reader.next() {

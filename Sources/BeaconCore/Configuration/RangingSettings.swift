@@ -17,6 +17,10 @@ public struct RangingSettings: Hashable, Sendable {
     /// RSSI floor for entering a region, and the lower one for leaving it.
     public var enterRSSI: Double?
     public var exitRSSI: Double?
+    /// P1m for a beacon whose frame says something no 1 m calibration can be
+    /// (`IBeaconFrame.plausibleMeasuredPower`) and whose venue has no
+    /// `measured_power`: −59 dBm, the 1 m figure most iBeacons ship with.
+    public var defaultMeasuredPower: Int8 = -59
 
     public init() {}
 }

@@ -59,9 +59,14 @@ public struct BeaconEngine: Sendable {
             guard makeRoom(forVenueBeacon: venue != nil, into: &events) else { return }
             track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
-                calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower })
+                calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
+                defaultPower: configuration.ranging.defaultMeasuredPower)
             previousInterval = nil
             track.observe(sighting, isFirst: true, walkingRate: ranger.walkingRate(track))
+        }
+        if !sighting.frame.hasPlausibleMeasuredPower, !track.announcedImplausiblePower {
+            track.announcedImplausiblePower = true
+            events.append(.implausibleMeasuredPower(identity, advertised: sighting.frame.measuredPower, rangingWith: track.measuredPower))
         }
         monitor.observe(
             rssi: sighting.rssi, filteredRSSI: track.filter.estimate.isFinite ? track.filter.estimate : nil,
@@ -209,6 +214,7 @@ public struct BeaconEngine: Sendable {
             let venue = venueIndex(for: identity)
             track.regionIndices = monitor.indices(matching: identity)
             track.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
+            track.defaultPower = configuration.ranging.defaultMeasuredPower
             track.venueIndex = venue
             tracks[identity] = track
         }

@@ -6,4 +6,8 @@ public enum EngineEvent: Sendable, Equatable {
     /// A beacon started or stopped being ranged (it is in a region the listener is inside).
     case beaconAppeared(BeaconIdentity)
     case beaconDisappeared(BeaconIdentity)
+    /// A tracked beacon's frame carries a measured power no 1 m calibration
+    /// can be; ranging uses `rangingWith` instead. Once per track, so the log
+    /// says it once, not at every advertisement.
+    case implausibleMeasuredPower(BeaconIdentity, advertised: Int8, rangingWith: Int8)
 }

@@ -5,7 +5,7 @@ public enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncatedStructure(offset: Int, declaredLength: Int, remaining: Int)
     /// A manufacturer-specific AD structure too short to hold its company identifier.
     case manufacturerDataWithoutCompany(offset: Int, length: Int)
-    /// Apple's iBeacon type (0x02) with the wrong length byte or payload size.
+    /// Apple's iBeacon type (0x02) with the wrong length byte, or fewer than its 21 payload bytes.
     case malformedIBeacon(offset: Int, lengthByte: UInt8, payloadSize: Int)
 
     public var description: String {
@@ -16,7 +16,7 @@ public enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
             "manufacturer data at offset \(offset) has \(length) bytes, too short for a company identifier"
         case let .malformedIBeacon(offset, lengthByte, payloadSize):
             "iBeacon at offset \(offset) has length byte 0x\(hexByte(lengthByte)) and \(payloadSize) payload bytes; "
-                + "expected 0x15 and 21"
+                + "expected 0x15 and at least 21"
         }
     }
 }

@@ -10,8 +10,17 @@ import Foundation
 /// proximity UUID, major, minor, then the measured power at 1 m as a signed byte.
 public struct IBeaconFrame: Hashable, Sendable {
     public var identity: BeaconIdentity
-    /// Calibrated RSSI at 1 m, in dBm.
+    /// Calibrated RSSI at 1 m, in dBm, as the beacon sends it (even when implausible).
     public var measuredPower: Int8
+
+    /// What a real 1 m calibration can be. Beacons transmit at about −30…+4 dBm
+    /// and lose ~41 dB over the first metre, so −100…−20 covers every real
+    /// one; 0, −3 or positive values are trackers putting something else
+    /// (a battery level, a TX setting) in the byte, and ranging must not trust them.
+    public static let plausibleMeasuredPower: ClosedRange<Int8> = -100 ... -20
+
+    /// False when the measured power is no 1 m calibration (see `plausibleMeasuredPower`).
+    public var hasPlausibleMeasuredPower: Bool { Self.plausibleMeasuredPower.contains(measuredPower) }
 
     public init(identity: BeaconIdentity, measuredPower: Int8) {
         self.identity = identity
@@ -24,7 +33,9 @@ public struct IBeaconFrame: Hashable, Sendable {
 
     /// Decodes the first iBeacon in an advertising payload.
     ///
-    /// Every AD structure is walked (and so checked), not only the first one.
+    /// Bytes after the 21 that the iBeacon's own 0x15 announces are ignored:
+    /// Jaalee beacons append a battery level there, and the iBeacon before it
+    /// is intact. Every AD structure is walked (and so checked), not only the first one.
     /// Returns `nil` for a well-formed payload with no iBeacon in it (a scan
     /// response with a name, another company's data, Apple's other types).
     /// Throws for a malformed payload, which the caller counts and drops.
@@ -40,7 +51,7 @@ public struct IBeaconFrame: Hashable, Sendable {
             let company = UInt16(data[base]) | UInt16(data[base + 1]) << 8
             guard company == appleCompanyIdentifier, data.count >= 3, data[base + 2] == iBeaconType else { return }
             let lengthByte = data.count >= 4 ? data[base + 3] : 0
-            guard lengthByte == iBeaconLength, data.count == 25 else {
+            guard lengthByte == iBeaconLength, data.count >= 4 + Int(iBeaconLength) else {
                 throw .malformedIBeacon(offset: structure.offset, lengthByte: lengthByte, payloadSize: max(0, data.count - 4))
             }
             if found == nil {

@@ -20,6 +20,11 @@ public struct AdvertisementDecoder: Sendable, Equatable {
     public var malformed: Int { malformedEvents + malformedFrames }
 
     /// Decodes one report's payload, counting the outcome.
+    ///
+    /// Every source's reports pass here, so this is where an RSSI of 127
+    /// (HCI's "not available") or 0 (what some stacks and sniffers put when
+    /// they measured nothing) becomes `nil`: the sighting is still presence,
+    /// but no filter or distance ever sees a number that was never measured.
     public mutating func decode(_ advertisement: Advertisement) -> BeaconSighting? {
         advertisements += 1
         let report = advertisement.report
@@ -27,13 +32,18 @@ public struct AdvertisementDecoder: Sendable, Equatable {
             guard let frame = try IBeaconFrame.decode(advertisingData: report.data) else { return nil }
             iBeacons += 1
             return BeaconSighting(
-                time: advertisement.time, frame: frame, rssi: report.rssi,
+                time: advertisement.time, frame: frame, rssi: report.rssi.flatMap(Self.measured),
                 address: report.address, addressType: report.addressType)
         } catch {
             malformedFrames += 1
             lastProblem = "\(report.address): \(error)"
             return nil
         }
+    }
+
+    /// An RSSI reading, or `nil` for the values that mean none was taken.
+    static func measured(_ rssi: Int8) -> Int8? {
+        rssi == 127 || rssi == 0 ? nil : rssi
     }
 
     /// Parses one HCI event and decodes its reports, counting the outcome.

@@ -2,7 +2,7 @@
 public struct BeaconSighting: Sendable, Equatable {
     public var time: Timestamp
     public var frame: IBeaconFrame
-    /// `nil` when the controller could not measure it (RSSI 127).
+    /// `nil` when no reading was taken (RSSI 127 or 0 from any source).
     public var rssi: Int8?
     public var address: BluetoothAddress
     public var addressType: UInt8

@@ -21,8 +21,15 @@ struct BeaconTrack: Sendable {
     /// Index into the configuration's venues, and that venue's calibration.
     var venueIndex: Int?
     var calibratedPower: Int8?
+    /// Used when the frame's power is implausible and there is no calibration.
+    var defaultPower: Int8
+    /// Whether the engine has announced this beacon's implausible power.
+    var announcedImplausiblePower = false
 
-    init(sighting: BeaconSighting, filter: RSSIFilter.Parameters, regionIndices: [Int], venueIndex: Int?, calibratedPower: Int8?) {
+    init(
+        sighting: BeaconSighting, filter: RSSIFilter.Parameters, regionIndices: [Int], venueIndex: Int?,
+        calibratedPower: Int8?, defaultPower: Int8
+    ) {
         identity = sighting.identity
         self.filter = RSSIFilter(parameters: filter)
         lastSeen = sighting.time
@@ -31,9 +38,13 @@ struct BeaconTrack: Sendable {
         self.regionIndices = regionIndices
         self.venueIndex = venueIndex
         self.calibratedPower = calibratedPower
+        self.defaultPower = defaultPower
     }
 
-    var measuredPower: Int8 { calibratedPower ?? frameMeasuredPower }
+    /// The venue's calibration, else the frame's value if it can be one, else the default.
+    var measuredPower: Int8 {
+        calibratedPower ?? (IBeaconFrame.plausibleMeasuredPower.contains(frameMeasuredPower) ? frameMeasuredPower : defaultPower)
+    }
 
     /// Folds a sighting in. The interval average ignores gaps longer than half
     /// again Bluetooth's longest interval (10.24 s): a beacon out of range for

@@ -57,7 +57,7 @@ public struct BtsnoopReader: Sendable {
             }
             offset = body + includedLength
             recordsRead += 1
-            if let packet = eventPacket(bytes[body..<offset], flags: flags) {
+            if let packet = Self.eventPacket(bytes[body..<offset], datalink: datalink, flags: flags) {
                 let unix = Timestamp(microsecondsSinceEpoch: timestamp &- BtsnoopFormat.epochOffset)
                 return RecordedEvent(timestamp: unix, packet: packet)
             }
@@ -66,7 +66,8 @@ public struct BtsnoopReader: Sendable {
     }
 
     /// The event packet (no H4 byte) in a record, or `nil` if the record is not an event.
-    private func eventPacket(_ record: ArraySlice<UInt8>, flags: UInt32) -> ArraySlice<UInt8>? {
+    /// pcapng's HCI link types carry the same records (`PcapngReader`).
+    static func eventPacket(_ record: ArraySlice<UInt8>, datalink: BtsnoopFormat.Datalink, flags: UInt32) -> ArraySlice<UInt8>? {
         switch datalink {
         case .monitor:
             return flags & 0xFFFF == BtsnoopFormat.MonitorOpcode.event.rawValue ? record : nil

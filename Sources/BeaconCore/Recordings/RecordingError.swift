@@ -3,12 +3,14 @@
 /// Readers stop at the first of these and keep what they read before it, so
 /// a capture cut off by a full disk or a pulled plug still replays.
 public enum RecordingError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Neither a btsnoop header nor `hcidump --raw` text.
+    /// Not a btsnoop or pcapng header, nor `hcidump --raw` text.
     case unrecognisedFormat
     /// A btsnoop header with a version other than 1.
     case unsupportedVersion(UInt32)
     /// A btsnoop datalink this reader does not know (it knows 1001, 1002 and 2001).
     case unsupportedDatalink(UInt32)
+    /// A pcapng capture none of whose interfaces has a link type beacond reads.
+    case unsupportedLinkType(UInt32)
     /// The file ends inside a header or a record.
     case truncated(offset: Int, needed: Int, available: Int)
     /// A record whose lengths cannot be right (included > original, or absurdly large).
@@ -17,12 +19,15 @@ public enum RecordingError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .unrecognisedFormat:
-            "not a recording beacond knows: expected a btsnoop capture (btmon -w, Android HCI snoop log) "
-                + "or an hcidump --raw text log"
+            "not a recording beacond knows: expected a btsnoop capture (btmon -w, Android HCI snoop log), "
+                + "a pcapng capture (Wireshark, nRF Sniffer, Ubertooth) or an hcidump --raw text log"
         case let .unsupportedVersion(version):
             "btsnoop version \(version) is not supported (only version 1 exists)"
         case let .unsupportedDatalink(datalink):
             "btsnoop datalink \(datalink) is not supported (1001 HCI, 1002 H4 and 2001 BlueZ monitor are)"
+        case let .unsupportedLinkType(linkType):
+            "pcapng link type \(PcapngFormat.LinkType.describe(linkType)) is not supported; beacond reads "
+                + PcapngFormat.LinkType.allCases.map { PcapngFormat.LinkType.describe($0.rawValue) }.joined(separator: ", ")
         case let .truncated(offset, needed, available):
             "truncated at byte \(offset): \(needed) bytes needed, \(available) left"
         case let .corruptRecord(offset, reason):

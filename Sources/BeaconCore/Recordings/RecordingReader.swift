@@ -2,6 +2,8 @@
 public struct RecordingReader: Sendable {
     public enum Format: Sendable, Equatable, CustomStringConvertible {
         case btsnoop(BtsnoopFormat.Datalink)
+        /// With the link types its interfaces declare.
+        case pcapng(linkTypes: [UInt32])
         case hcidump
 
         public var description: String {
@@ -9,6 +11,11 @@ public struct RecordingReader: Sendable {
             case .btsnoop(.monitor): "btsnoop (datalink 2001, BlueZ monitor)"
             case .btsnoop(.h4): "btsnoop (datalink 1002, H4)"
             case .btsnoop(.hci): "btsnoop (datalink 1001, HCI)"
+            case .pcapng(let linkTypes) where linkTypes.isEmpty:
+                "pcapng, no interfaces"
+            case .pcapng(let linkTypes):
+                "pcapng, link type\(linkTypes.count > 1 ? "s" : "") "
+                    + linkTypes.map(PcapngFormat.LinkType.describe).joined(separator: ", ")
             case .hcidump: "hcidump --raw text"
             }
         }
@@ -16,6 +23,7 @@ public struct RecordingReader: Sendable {
 
     private enum Reader: Sendable {
         case btsnoop(BtsnoopReader)
+        case pcapng(PcapngReader)
         case hcidump(HCIDumpReader)
     }
 
@@ -28,6 +36,8 @@ public struct RecordingReader: Sendable {
     public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
         if bytes.starts(with: BtsnoopFormat.magic.prefix(min(bytes.count, BtsnoopFormat.magic.count))), !bytes.isEmpty {
             reader = .btsnoop(try BtsnoopReader(bytes: bytes))
+        } else if bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) {
+            reader = .pcapng(try PcapngReader(bytes: bytes))
         } else {
             reader = .hcidump(try HCIDumpReader(bytes: bytes))
         }
@@ -36,6 +46,7 @@ public struct RecordingReader: Sendable {
     public var format: Format {
         switch reader {
         case .btsnoop(let r): .btsnoop(r.datalink)
+        case .pcapng(let r): .pcapng(linkTypes: r.linkTypes)
         case .hcidump: .hcidump
         }
     }
@@ -46,6 +57,10 @@ public struct RecordingReader: Sendable {
         case .btsnoop(var r):
             let event = r.next()
             reader = .btsnoop(r)
+            return event
+        case .pcapng(var r):
+            let event = r.next()
+            reader = .pcapng(r)
             return event
         case .hcidump(var r):
             let event = r.next()
@@ -58,16 +73,24 @@ public struct RecordingReader: Sendable {
     public var failure: RecordingError? {
         switch reader {
         case .btsnoop(let r): r.failure
+        case .pcapng(let r): r.failure
         case .hcidump(let r): r.failure
         }
     }
 
-    /// Records or packets that were unreadable and skipped (text logs only;
-    /// a binary capture stops at its first bad record instead).
+    /// Packets that were unreadable and skipped: damaged lines of a text log,
+    /// damaged or foreign packets of a pcapng capture. A damaged block or
+    /// btsnoop record stops the reading instead.
     public var skippedRecords: Int {
         switch reader {
         case .btsnoop: 0
+        case .pcapng(let r): r.skippedPackets
         case .hcidump(let r): r.malformedPackets
         }
+    }
+
+    /// Why the last skipped packet was skipped, where the format says (pcapng).
+    public var lastSkipReason: String? {
+        if case .pcapng(let r) = reader { r.lastSkipReason } else { nil }
     }
 }

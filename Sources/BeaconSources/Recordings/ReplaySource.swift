@@ -3,8 +3,8 @@ import Foundation
 
 /// `replay:FILE[@SPEED]`: a recording replayed at its own pace, SPEED× or as fast as possible.
 ///
-/// The format is recognised from the content (btsnoop 1001/1002/2001 or
-/// `hcidump --raw`). A capture cut short replays up to where it breaks and
+/// The format is recognised from the content (btsnoop 1001/1002/2001, pcapng
+/// or `hcidump --raw`). A capture cut short replays up to where it breaks and
 /// the summary says where that was.
 public struct ReplaySource: Sendable {
     public let path: String
@@ -24,6 +24,8 @@ public struct ReplaySource: Sendable {
         public var events = 0
         /// Text-log packets that could not be read and were skipped.
         public var skippedRecords = 0
+        /// Why the last of them was skipped, when the format says.
+        public var lastSkipReason: String?
         public var stoppedEarly: RecordingError?
     }
 
@@ -74,6 +76,7 @@ public struct ReplaySource: Sendable {
             await deliver(.hciEvent(event.packet, time: time))
         }
         summary.skippedRecords = reader.skippedRecords
+        summary.lastSkipReason = reader.lastSkipReason
         summary.stoppedEarly = reader.failure
         return summary
     }

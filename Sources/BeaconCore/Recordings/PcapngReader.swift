@@ -1,0 +1,274 @@
+/// Reads the HCI events of a pcapng capture: what Wireshark, the nRF Sniffer
+/// and Ubertooth users bring.
+///
+/// Interfaces with HCI link types (187, 201, 254) are read like btsnoop;
+/// interfaces with LE link-layer types (251, 256, 272) carry advertising
+/// PDUs off the air, which become the LE Advertising Report a controller
+/// would have sent (`AdvertisingPDU`). Packets on other interfaces, damaged
+/// link-layer packets and packets with a bad CRC are counted in
+/// `skippedPackets` and skipped. Reading stops at the first damaged block;
+/// `failure` then says where, and everything before it has been delivered.
+public struct PcapngReader: Sendable {
+    /// What an interface description block says about its packets.
+    struct Interface: Sendable {
+        var linkType: UInt32
+        var snapLength: Int
+        var resolution: TimestampResolution
+    }
+
+    /// `if_tsresol`: timestamps count 10^-n or 2^-n seconds.
+    enum TimestampResolution: Sendable, Equatable {
+        case decimal(Int)
+        case binary(Int)
+    }
+
+    /// Every link type the file's interfaces declare, in order of first appearance.
+    public let linkTypes: [UInt32]
+    private var walker: PcapngBlockWalker
+    private var interfaces: [Interface] = []
+    public private(set) var blocksRead = 0
+    public private(set) var skippedPackets = 0
+    /// Why the last skipped packet was skipped.
+    public private(set) var lastSkipReason: String?
+
+    /// Checks the section header, and refuses a file none of whose interfaces beacond can read.
+    public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
+        guard bytes.count >= 4, bytes.uint32(at: bytes.startIndex, bigEndian: false) == PcapngFormat.sectionHeaderType else {
+            throw .unrecognisedFormat
+        }
+        var walker = PcapngBlockWalker(bytes: bytes)
+        guard let first = walker.next() else { throw walker.failure ?? .unrecognisedFormat }
+        try Self.checkSectionHeader(first, bigEndian: walker.bigEndian)
+        // One pass over the block headers (bounded by the file's size) to
+        // name the link types up front, so a foreign capture is refused before
+        // anything starts rather than replaying nothing.
+        var linkTypes: [UInt32] = []
+        while let block = walker.next() {
+            if block.type == PcapngFormat.interfaceDescriptionType, block.body.count >= 2 {
+                let type = UInt32(block.body.uint16(at: block.body.startIndex, bigEndian: walker.bigEndian))
+                if !linkTypes.contains(type) { linkTypes.append(type) }
+            }
+        }
+        if let first = linkTypes.first, !linkTypes.contains(where: { PcapngFormat.LinkType(rawValue: $0) != nil }) {
+            throw .unsupportedLinkType(first)
+        }
+        self.linkTypes = linkTypes
+        self.walker = PcapngBlockWalker(bytes: bytes)
+    }
+
+    /// Bytes consumed so far, from the start of the file.
+    public var bytesRead: Int { walker.bytesRead }
+
+    public var failure: RecordingError? { walker.failure }
+
+    /// The next HCI event, or `nil` at the end of the file or at the first damaged block.
+    public mutating func next() -> RecordedEvent? {
+        while let block = walker.next() {
+            blocksRead += 1
+            switch block.type {
+            case PcapngFormat.sectionHeaderType:
+                do throws(RecordingError) {
+                    try Self.checkSectionHeader(block, bigEndian: walker.bigEndian)
+                } catch {
+                    walker.fail(error)
+                    return nil
+                }
+                interfaces.removeAll()  // interface ids count from 0 again in each section
+            case PcapngFormat.interfaceDescriptionType:
+                guard let interface = interfaceDescription(block) else { return nil }
+                interfaces.append(interface)
+            case PcapngFormat.enhancedPacketType:
+                guard let (index, time, data) = enhancedPacket(block) else { return nil }
+                if let event = recordedEvent(data, on: index, at: time) { return event }
+            case PcapngFormat.simplePacketType:
+                guard let data = simplePacket(block) else { return nil }
+                if let event = recordedEvent(data, on: 0, at: nil) { return event }
+            default:
+                continue  // name resolution, statistics, custom blocks …: skipped by their length
+            }
+        }
+        return nil
+    }
+
+    // MARK: Blocks
+
+    private static func checkSectionHeader(_ block: PcapngBlockWalker.Block, bigEndian: Bool) throws(RecordingError) {
+        // Magic (4), major (2), minor (2), section length (8).
+        guard block.body.count >= 16 else {
+            throw .corruptRecord(offset: block.offset, reason: "section header of \(block.body.count + 12) bytes, at least 28 expected")
+        }
+        let major = block.body.uint16(at: block.body.startIndex + 4, bigEndian: bigEndian)
+        guard major == 1 else {
+            throw .corruptRecord(offset: block.offset, reason: "pcapng major version \(major); only version 1 is defined")
+        }
+    }
+
+    /// Link type (2), reserved (2), snap length (4), options.
+    private mutating func interfaceDescription(_ block: PcapngBlockWalker.Block) -> Interface? {
+        let body = block.body
+        let bigEndian = walker.bigEndian
+        guard body.count >= 8 else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "interface description of \(body.count + 12) bytes, at least 20 expected"))
+            return nil
+        }
+        var interface = Interface(
+            linkType: UInt32(body.uint16(at: body.startIndex, bigEndian: bigEndian)),
+            snapLength: Int(body.uint32(at: body.startIndex + 4, bigEndian: bigEndian)),
+            resolution: .decimal(6))
+        var index = body.startIndex + 8
+        while body.endIndex - index >= 4 {
+            let code = body.uint16(at: index, bigEndian: bigEndian)
+            let length = Int(body.uint16(at: index + 2, bigEndian: bigEndian))
+            if code == PcapngFormat.endOfOptions { break }
+            guard length <= body.endIndex - index - 4 else {
+                walker.fail(.corruptRecord(offset: block.offset, reason: "interface option \(code) of \(length) bytes runs past its block"))
+                return nil
+            }
+            if code == PcapngFormat.timestampResolutionOption, length >= 1 {
+                let value = body[index + 4]
+                interface.resolution = value & 0x80 == 0 ? .decimal(Int(value)) : .binary(Int(value & 0x7F))
+            }
+            index += 4 + (length + 3) / 4 * 4
+        }
+        return interface
+    }
+
+    /// Interface id (4), timestamp high and low (4 + 4), captured length (4), original length (4), data, options.
+    private mutating func enhancedPacket(_ block: PcapngBlockWalker.Block) -> (Int, Timestamp, ArraySlice<UInt8>)? {
+        let body = block.body
+        let bigEndian = walker.bigEndian
+        guard body.count >= 20 else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "enhanced packet block of \(body.count + 12) bytes, at least 32 expected"))
+            return nil
+        }
+        let start = body.startIndex
+        let index = Int(body.uint32(at: start, bigEndian: bigEndian))
+        let captured = Int(body.uint32(at: start + 12, bigEndian: bigEndian))
+        guard index < interfaces.count else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "packet on interface \(index), but \(interfaces.count) are described"))
+            return nil
+        }
+        guard captured <= body.count - 20 else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "packet of \(captured) captured bytes in a block with room for \(body.count - 20)"))
+            return nil
+        }
+        let ticks = UInt64(body.uint32(at: start + 4, bigEndian: bigEndian)) << 32 | UInt64(body.uint32(at: start + 8, bigEndian: bigEndian))
+        let time = Timestamp(microsecondsSinceEpoch: Self.microseconds(ticks, interfaces[index].resolution))
+        return (index, time, body[(start + 20)..<(start + 20 + captured)])
+    }
+
+    /// Original length (4), data: always interface 0, no time; the captured
+    /// length is what fits, no more than the snap length.
+    private mutating func simplePacket(_ block: PcapngBlockWalker.Block) -> ArraySlice<UInt8>? {
+        let body = block.body
+        guard body.count >= 4, let interface = interfaces.first else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "simple packet block without an interface description before it"))
+            return nil
+        }
+        var captured = min(Int(body.uint32(at: body.startIndex, bigEndian: walker.bigEndian)), body.count - 4)
+        if interface.snapLength > 0 { captured = min(captured, interface.snapLength) }
+        return body[(body.startIndex + 4)..<(body.startIndex + 4 + captured)]
+    }
+
+    /// Ticks of 10^-n or 2^-n s to microseconds, without overflow for any n.
+    static func microseconds(_ ticks: UInt64, _ resolution: TimestampResolution) -> Int64 {
+        let value: UInt64
+        switch resolution {
+        case .decimal(let n) where n <= 6:
+            let (scaled, overflow) = ticks.multipliedReportingOverflow(by: power(10, 6 - n))
+            value = overflow ? UInt64(Int64.max) : scaled
+        case .decimal(let n):
+            value = n - 6 >= 20 ? 0 : ticks / power(10, n - 6)
+        case .binary(let n):
+            guard n < 64 else { return 0 }
+            let whole = ticks >> n
+            let fraction = ticks & ((1 << n) - 1)
+            let (wholeMicros, overflow) = whole.multipliedReportingOverflow(by: 1_000_000)
+            // fraction < 2^n, so fraction * 10^6 / 2^n < 10^6: the 128-bit product's top half shifted back.
+            let product = fraction.multipliedFullWidth(by: 1_000_000)
+            let fractionMicros = n == 0 ? 0 : (product.high << (64 - n)) | (product.low >> n)
+            value = overflow ? UInt64(Int64.max) : wholeMicros &+ fractionMicros
+        }
+        return Int64(clamping: value)
+    }
+
+    private static func power(_ base: UInt64, _ exponent: Int) -> UInt64 {
+        (0..<exponent).reduce(1) { value, _ in value * base }
+    }
+
+    // MARK: Packets
+
+    /// The HCI event a packet carries or stands for, or `nil` (skipped, counted if it was damaged).
+    private mutating func recordedEvent(_ data: ArraySlice<UInt8>, on index: Int, at time: Timestamp?) -> RecordedEvent? {
+        let linkType = interfaces[index].linkType
+        guard let type = PcapngFormat.LinkType(rawValue: linkType) else {
+            return skip("packet on interface \(index), link type \(PcapngFormat.LinkType.describe(linkType))")
+        }
+        switch type {
+        case .bluetoothHCIH4:
+            return BtsnoopReader.eventPacket(data, datalink: .h4, flags: 0).map { RecordedEvent(timestamp: time, packet: $0) }
+        case .bluetoothHCIH4WithPHDR:
+            guard data.count >= PcapngFormat.directionHeaderSize else { return skip("H4 packet shorter than its direction header") }
+            return BtsnoopReader.eventPacket(data.dropFirst(PcapngFormat.directionHeaderSize), datalink: .h4, flags: 0)
+                .map { RecordedEvent(timestamp: time, packet: $0) }
+        case .bluetoothLinuxMonitor:
+            guard data.count >= PcapngFormat.monitorHeaderSize else { return skip("monitor packet shorter than its header") }
+            let opcode = UInt32(data.uint16(at: data.startIndex + 2, bigEndian: true))
+            return BtsnoopReader.eventPacket(data.dropFirst(PcapngFormat.monitorHeaderSize), datalink: .monitor, flags: opcode)
+                .map { RecordedEvent(timestamp: time, packet: $0) }
+        case .bluetoothLELL:
+            return advertisement(AdvertisingPDU.reportEvent(data, rssi: nil), at: time)
+        case .bluetoothLELLWithPHDR:
+            guard data.count >= PcapngFormat.radioHeaderSize else { return skip("LE packet shorter than its 10-byte radio header") }
+            let flags = data.uint16(at: data.startIndex + 8, bigEndian: false)
+            let rssi = flags & PcapngFormat.RadioHeaderFlag.signalPowerValid != 0 ? Int8(bitPattern: data[data.startIndex + 1]) : nil
+            let crc = flags & PcapngFormat.RadioHeaderFlag.crcChecked != 0 ? flags & PcapngFormat.RadioHeaderFlag.crcValid != 0 : nil
+            return advertisement(
+                AdvertisingPDU.reportEvent(data.dropFirst(PcapngFormat.radioHeaderSize), rssi: rssi, crcChecked: crc), at: time)
+        case .nordicBLE:
+            return nordicPacket(data, at: time)
+        }
+    }
+
+    /// nRF Sniffer protocol versions 1 to 3 (Wireshark's packet-nordic_ble.c):
+    /// board id, lengths, version, counter, packet id; then the packet
+    /// header (its length first, flags with CRC OK in bit 0, channel, RSSI
+    /// as a positive number of −dBm, event counter, time), then the link-layer packet.
+    private mutating func nordicPacket(_ data: ArraySlice<UInt8>, at time: Timestamp?) -> RecordedEvent? {
+        let s = data.startIndex
+        guard data.count >= PcapngFormat.nordicHeaderSize + 4 else { return skip("nRF Sniffer packet of \(data.count) bytes") }
+        let version = data[s + 3]
+        guard (1...3).contains(version), !(data[s] == 0xBE && data[s + 1] == 0xEF) else {
+            return skip("nRF Sniffer protocol version \(version) (1 to 3 are read)")
+        }
+        let payloadLength = version == 1 ? Int(data[s + 2]) : Int(data.uint16(at: s + 1, bigEndian: false))
+        guard PcapngFormat.nordicHeaderSize + payloadLength == data.count else {
+            return skip("nRF Sniffer packet of \(data.count) bytes says its payload is \(payloadLength)")
+        }
+        let id = data[s + 6]
+        guard id == PcapngFormat.nordicAdvertisingPacket || id == PcapngFormat.nordicAnyPacket else { return nil }
+        let headerLength = Int(data[s + 7])
+        guard headerLength >= 4, PcapngFormat.nordicHeaderSize + headerLength <= data.count else {
+            return skip("nRF Sniffer packet header of \(headerLength) bytes")
+        }
+        let crcOK = data[s + 8] & 1 == 1
+        let rssi = Int8(clamping: -Int(data[s + 10]))
+        return advertisement(
+            AdvertisingPDU.reportEvent(data.dropFirst(PcapngFormat.nordicHeaderSize + headerLength), rssi: rssi, crcChecked: crcOK),
+            at: time)
+    }
+
+    private mutating func advertisement(_ result: Result<[UInt8], AdvertisingPDU.Rejection>, at time: Timestamp?) -> RecordedEvent? {
+        switch result {
+        case .success(let event): return RecordedEvent(timestamp: time, packet: event[...])
+        case .failure(.notAnAdvertisement): return nil
+        case .failure(.malformed(let reason)): return skip(reason)
+        }
+    }
+
+    private mutating func skip(_ reason: String) -> RecordedEvent? {
+        skippedPackets += 1
+        lastSkipReason = reason
+        return nil
+    }
+}

@@ -1,0 +1,191 @@
+import BeaconCore
+import BeaconTestSupport
+import Foundation
+import Testing
+
+/// beacond's pcapng reader against Wireshark's dissectors (`tshark -T pdml`),
+/// on captures the tests write with every link type beacond reads, in both
+/// byte orders: the same packets, addresses, address types, RSSI and AdvData
+/// bytes; and `beacond scan --source replay:FILE.pcapng` prints the iBeacons
+/// tshark's bytes hold.
+///
+/// RSSI 127 and 0 are no reading for beacond (the decoder's rule); tshark
+/// prints them as numbers, so the comparison reads them as none on both sides.
+@Suite struct TsharkCrossCheckTests {
+    /// One advertisement as both readers must agree on it.
+    struct Packet: Hashable, CustomStringConvertible {
+        var address: String
+        var random: Bool
+        var rssi: Int?
+        var data: String
+        var description: String { "\(address)\(random ? " (random)" : "") rssi \(rssi.map(String.init) ?? "none") data \(data)" }
+    }
+
+    /// An iBeacon as `beacond scan --json` prints it.
+    struct Observation: Hashable, CustomStringConvertible {
+        var address: String
+        var rssi: Int?
+        var uuid: String
+        var major: Int
+        var minor: Int
+        var measuredPower: Int
+        var plausiblePower: Bool
+        var description: String {
+            "\(address) \(uuid)/\(major)/\(minor) power \(measuredPower)\(plausiblePower ? "" : " (implausible)") rssi \(rssi.map(String.init) ?? "none")"
+        }
+    }
+
+    @Test(arguments: PcapngFormat.LinkType.allCases, [false, true])
+    func generatedCaptureAgreesWithTshark(linkType: PcapngFormat.LinkType, bigEndian: Bool) throws {
+        var generator = SystemRandomNumberGenerator()
+        let (bytes, sent) = Self.generatedCapture(linkType, bigEndian: bigEndian, using: &generator)
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("generated-\(linkType.rawValue).pcapng").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let tshark = try Self.tsharkPackets(path)
+        #expect(tshark.count == sent, "tshark saw \(tshark.count) of \(sent) packets")
+        let ours = try Self.beacondPackets(bytes)
+        #expect(ours.count == tshark.count)
+        for (a, b) in zip(ours, tshark).filter({ $0 != $1 }).prefix(3) { Issue.record("beacond \(a)\ntshark  \(b)") }
+        let expected = tshark.compactMap(Self.iBeacon)
+        #expect(!expected.isEmpty)
+        #expect(try Self.scanObservations(path, linkType: linkType) == expected)
+    }
+
+    // MARK: Captures
+
+    /// Random legacy advertisements: iBeacons (some with a Jaalee battery
+    /// byte, some with a measured power of 0 or +5), scan responses and other
+    /// companies' data; one in eight with no RSSI reading (none, 127 or 0, as
+    /// the link type can say it).
+    static func generatedCapture(
+        _ linkType: PcapngFormat.LinkType, bigEndian: Bool, using g: inout some RandomNumberGenerator
+    ) -> (bytes: [UInt8], packets: Int) {
+        var writer = PcapngWriter(bigEndian: bigEndian)
+        let interface = writer.addInterface(linkType: linkType.rawValue, tsresol: [6, 9, 3][Int.random(in: 0..<3, using: &g)])
+        var time = Timestamp.milliseconds(1_700_000_000_000)
+        let count = 150
+        for _ in 0..<count {
+            var report = BtmonCrossCheckTests.randomReport(extended: false, using: &g)
+            if (try? IBeaconFrame.decode(advertisingData: report.data)) != nil {
+                var data = Array(report.data)
+                if Int.random(in: 0..<5, using: &g) == 0 { data[29] = [0x00, 0x05][Int.random(in: 0...1, using: &g)] }
+                if Int.random(in: 0..<4, using: &g) == 0 {
+                    data[3] = 0x1B
+                    data.append(UInt8.random(in: 0...100, using: &g))
+                }
+                report.data = data[...]
+            }
+            switch Int.random(in: 0..<16, using: &g) {
+            case 0: report.rssi = nil
+            case 1: report.rssi = 0
+            default: break
+            }
+            writer.append(report: report, interface: interface, at: time)
+            time = time + .milliseconds(Int64.random(in: 1...200, using: &g))
+        }
+        return (writer.bytes, count)
+    }
+
+    // MARK: The two readers
+
+    /// What beacond's reader yields, in process: every report of every event.
+    static func beacondPackets(_ bytes: [UInt8]) throws -> [Packet] {
+        var reader = try RecordingReader(bytes: bytes)
+        var packets: [Packet] = []
+        while let event = reader.next() {
+            try HCIEvent.forEachAdvertisingReport(in: event.packet) { report in
+                packets.append(
+                    Packet(
+                        address: report.address.description.lowercased(), random: report.addressType == 1,
+                        rssi: reading(report.rssi.map(Int.init)), data: report.data.map { hex($0) }.joined()))
+            }
+        }
+        #expect(reader.failure == nil)
+        #expect(reader.skippedRecords == 0)
+        return packets
+    }
+
+    /// Reads tshark's JSON (`-T json -x`, which adds each field's bytes as `NAME_raw`).
+    static func tsharkPackets(_ path: String) throws -> [Packet] {
+        let tshark = try #require(TestSupport.tool("tshark"), "tshark (Debian package tshark) is needed for this test")
+        let result = try TestSupport.run(tshark, ["-r", path, "-T", "json", "-x"])
+        try #require(result.status == 0, "tshark failed: \(result.stderr)")
+        // Wireshark checks the CRC of link-layer packets without a sniffer's verdict (251): ours must pass.
+        #expect(!result.stdout.contains("btle.crc.incorrect"))
+        let frames = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [Any])
+        return frames.compactMap { frame in
+            func text(_ names: String...) -> String? {
+                names.lazy.compactMap { first($0, in: frame) as? String }.first
+            }
+            guard let address = text("btle.advertising_address", "bthci_evt.bd_addr"),
+                let addressType = text("btle.advertising_header.randomized_tx", "bthci_evt.le_peer_address_type"),
+                let data = (first("btcommon.eir_ad.advertising_data_raw", in: frame) as? [Any])?.first as? String
+            else { return nil }
+            let rssi = text("btle_rf.signal_dbm", "nordic_ble.rssi", "bthci_evt.rssi").flatMap { Int($0) }
+            return Packet(address: address, random: addressType == "1" || addressType == "0x01", rssi: reading(rssi), data: data)
+        }
+    }
+
+    /// The first value under `key` anywhere in tshark's nested layers.
+    static func first(_ key: String, in value: Any) -> Any? {
+        if let object = value as? [String: Any] {
+            if let found = object[key] { return found }
+            return object.values.lazy.compactMap { first(key, in: $0) }.first
+        }
+        if let array = value as? [Any] { return array.lazy.compactMap { first(key, in: $0) }.first }
+        return nil
+    }
+
+    /// `beacond scan --json` on the file, through `--source replay:` (the format found from the content).
+    static func scanObservations(_ path: String, linkType: PcapngFormat.LinkType) throws -> [Observation] {
+        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
+        try #require(result.status == 0, "beacond scan failed: \(result.stderr)")
+        #expect(result.stderr.contains("recording: pcapng, link type \(PcapngFormat.LinkType.describe(linkType.rawValue))"))
+        return try result.stdout.split(separator: "\n").map { line in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return Observation(
+                address: try #require(object["address"] as? String).lowercased(),
+                rssi: object["rssi"] as? Int,
+                uuid: try #require(object["uuid"] as? String),
+                major: try #require(object["major"] as? Int),
+                minor: try #require(object["minor"] as? Int),
+                measuredPower: try #require(object["measured_power"] as? Int),
+                plausiblePower: try #require(object["measured_power_plausible"] as? Bool))
+        }
+    }
+
+    /// The iBeacon in a packet's AdvData, read here from the bytes tshark
+    /// printed (AD structures, `FF 4C 00 02 15`, big-endian fields), not by beacond's decoder.
+    static func iBeacon(_ packet: Packet) -> Observation? {
+        let hexDigits = Array(packet.data)
+        let bytes = stride(from: 0, to: hexDigits.count - 1, by: 2).compactMap { UInt8(String(hexDigits[$0...($0 + 1)]), radix: 16) }
+        var index = 0
+        while index < bytes.count, bytes[index] > 0, index + Int(bytes[index]) < bytes.count {
+            let length = Int(bytes[index])
+            let s = Array(bytes[(index + 1)...(index + length)])
+            if s.count >= 26, s[0] == 0xFF, s[1] == 0x4C, s[2] == 0x00, s[3] == 0x02, s[4] == 0x15 {
+                let u = s[5..<21].map { hex($0) }.joined()
+                let uuid = [u.prefix(8), u.dropFirst(8).prefix(4), u.dropFirst(12).prefix(4), u.dropFirst(16).prefix(4), u.dropFirst(20)]
+                    .joined(separator: "-").uppercased()
+                let power = Int(Int8(bitPattern: s[25]))
+                return Observation(
+                    address: packet.address, rssi: packet.rssi, uuid: uuid, major: Int(s[21]) << 8 | Int(s[22]),
+                    minor: Int(s[23]) << 8 | Int(s[24]), measuredPower: power, plausiblePower: (-100 ... -20).contains(power))
+            }
+            index += length + 1
+        }
+        return nil
+    }
+
+    /// beacond's rule: 127 and 0 are no reading.
+    static func reading(_ rssi: Int?) -> Int? {
+        rssi == 127 || rssi == 0 ? nil : rssi
+    }
+
+    static func hex(_ byte: UInt8) -> String {
+        String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+    }
+}
