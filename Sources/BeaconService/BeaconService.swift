@@ -206,7 +206,7 @@ public final class BeaconService: Service, Sendable {
                 let quiet = now - max(engine.lastSighting ?? start, resumedAt)
                 if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
-                    announce(false, "source \(source) is up but has delivered no iBeacon advertisement for \(quiet.configurationText)")
+                    announce(false, "source \(source) is up but has delivered no iBeacon advertisement for \(settings.silenceAfter.configurationText)")
                 } else if quiet < settings.silenceAfter, silentSince != nil {
                     silentSince = nil
                     announce(true, "advertisements arrive again from \(source)")
