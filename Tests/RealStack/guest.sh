@@ -57,7 +57,7 @@ lines() { grep -cE -- "${2:-.}" "$1" 2>/dev/null || true; }
 # (with an RSSI only if there is a reading: btvirt's is always 127, "none";
 # the no-reading checks look at that separately).
 sighting() {
-    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"minor\":$MINOR,(\"rssi\":-?[0-9]+,)?\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
+    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"measured_power_plausible\":true,\"minor\":$MINOR,(\"rssi\":-?[0-9]+,)?\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
 }
 no_reading() { ! grep -q '"rssi"' "$1"; }
 # more_sightings FILE ADDRESS SECONDS: at least three more sightings than now.
