@@ -305,12 +305,7 @@ import Testing
     }
 
     @Test func reloadRefusesAnInvalidFileAndKeepsRunning() throws {
-        let directory = try TestSupport.temporaryDirectory()
-        let configuration = directory.appendingPathComponent("beacons.yaml")
-        try FileManager.default.copyItem(atPath: TestSupport.repository("beacons.yaml"), toPath: configuration.path)
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
+        let configuration = try ServiceTrustTests.ownConfiguration()
         let service = try Service(configuration: configuration.path)
         try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
         let reload = try service.call("Reload")

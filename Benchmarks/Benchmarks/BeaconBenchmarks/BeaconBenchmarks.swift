@@ -137,6 +137,9 @@ final class PipelineRun {
     private var fedTime: Duration = .zero
     private var fed = 0
 
+    /// "100 beacons", "100 beacons + 10000 strangers": the benchmark's name and its summary's.
+    var room: String { strangers == 0 ? "\(beacons) beacons" : "\(beacons) beacons + \(strangers) strangers" }
+
     init(beacons: Int, strangers: Int = 0) {
         self.beacons = beacons
         self.strangers = strangers
@@ -207,8 +210,7 @@ final class PipelineRun {
     var summary: String {
         let seconds = Double(fedTime.components.seconds) + Double(fedTime.components.attoseconds) / 1e18
         let mean = seconds / Double(max(fed, 1))
-        let who = strangers == 0 ? "\(beacons) beacons" : "\(beacons) beacons + \(strangers) strangers"
-        return "pipeline: \(who): mean \(Int((mean * 1e9).rounded())) ns per advertisement, "
+        return "pipeline: \(room): mean \(Int((mean * 1e9).rounded())) ns per advertisement, "
             + "\(Int((1 / mean / 1e3).rounded())) K advertisements/s over \(fed) advertisements; "
             + "\(engine!.trackedBeacons) tracked, \(engine!.rangedBeacons().count) ranged, \(engine!.evictions) evictions, nearest \(engine!.nearestVenue?.venueID ?? "none"), "
             + "\(decoder.iBeacons) of \(decoder.advertisements) reports iBeacons, \(decoder.malformed) malformed"
@@ -305,25 +307,13 @@ let benchmarks: @Sendable () -> Void = {
     // ranging → venue selection: 1 s of 100 beacons, or 0.1 s of 1,000 beacons
     // (so with 1,000 beacons every other iteration holds a 200 ms tick; the
     // teardown prints the mean over all iterations).
-    for beacons in [100, 1000] {
-        let run = PipelineRun(beacons: beacons)
-        Benchmark(
-            "pipeline: \(beacons) beacons",
-            configuration: .init(scalingFactor: .kilo, maxDuration: .seconds(10)),
-            closure: { benchmark in
-                run.prepare()
-                benchmark.startMeasurement()
-                run.feed(benchmark.scaledIterations.count)
-            },
-            teardown: { print(run.summary) })
-    }
-
     // (g) A flood: 100 venue beacons beside 10,000 or 100,000 distinct strangers
     // (each once a second), per advertisement as (d); the caps bound the engine.
-    for strangers in [10_000, 100_000] {
-        let run = PipelineRun(beacons: 100, strangers: strangers)
+    let rooms = [(100, 0), (1000, 0), (100, 10_000), (100, 100_000)]
+    for (beacons, strangers) in rooms {
+        let run = PipelineRun(beacons: beacons, strangers: strangers)
         Benchmark(
-            "pipeline: 100 beacons + \(strangers) strangers",
+            "pipeline: \(run.room)",
             configuration: .init(scalingFactor: .kilo, maxDuration: .seconds(10)),
             closure: { benchmark in
                 run.prepare()
