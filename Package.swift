@@ -11,6 +11,9 @@ import PackageDescription
 /// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
+/// - `BeacondAPI`: org.beacond declared once (names, types, keys, errors), pure; the reference is generated from it.
+/// - `BeacondBus`: that declaration on the binding: dispatch, values to and from D-Bus, the introspection XML.
+/// - `BeaconClient`: a Swift client of beacond: typed calls and async sequences.
 /// - `DBus`: a general libdbus-1 binding (objects, properties, signals, client calls).
 /// - `BeaconMQTT`: the MQTT publisher (topics, payloads, Home Assistant discovery, pure) on libmosquitto.
 /// - `CBluetooth`, `CDBus`, `CMosquitto`: BlueZ's libbluetooth, libdbus-1 and libmosquitto, linked for real.
@@ -26,6 +29,8 @@ let package = Package(
         .library(name: "BeaconSources", targets: ["BeaconSources"]),
         .library(name: "BeaconSimulation", targets: ["BeaconSimulation"]),
         .library(name: "BeaconEvaluation", targets: ["BeaconEvaluation"]),
+        .library(name: "BeaconClient", targets: ["BeaconClient"]),
+        .library(name: "BeacondAPI", targets: ["BeacondAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
@@ -66,10 +71,14 @@ let package = Package(
             dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth", "DBus"]
         ),
         .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "BeacondAPI", dependencies: ["BeaconCore"]),
+        .target(name: "BeacondBus", dependencies: ["BeacondAPI", "BeaconCore", "DBus"]),
+        .target(name: "BeaconClient", dependencies: ["BeacondAPI", "BeacondBus", "BeaconCore", "DBus"]),
+        .executableTarget(name: "generate-api", dependencies: ["BeacondAPI", "BeacondBus"]),
         .target(
             name: "BeaconService",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "DBus",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "DBus", "BeacondAPI", "BeacondBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -89,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "beaconctl",
             dependencies: [
-                "DBus",
+                "BeaconClient", "BeacondAPI", "BeacondBus", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -104,7 +113,7 @@ let package = Package(
         .target(name: "BeaconTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport", "BeacondAPI", "BeacondBus", "BeaconClient"]
         ),
         .testTarget(
             name: "EngineTests",

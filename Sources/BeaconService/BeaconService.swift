@@ -2,6 +2,8 @@ import BeaconConfiguration
 import BeaconCore
 import BeaconMQTT
 import BeaconSources
+import BeacondAPI
+import BeacondBus
 import DBus
 import Logging
 import ServiceLifecycle
@@ -134,9 +136,9 @@ public final class BeaconService: Service, Sendable {
                 bus = try await BusService.start(
                     bus: address, snapshot: snapshot(engine, at: start), version: settings.version, limits: limits,
                     submit: { mailbox.post(.request($0)) })
-                logger.info("on the \(address) bus as \(BusPaths.busName)")
+                logger.info("on the \(address) bus as \(Beacond.busName)")
             } catch {
-                logger.critical("cannot offer \(BusPaths.busName) on the \(address) bus: \(error.message)")
+                logger.critical("cannot offer \(Beacond.busName) on the \(address) bus: \(error.message)")
                 throw error
             }
         }

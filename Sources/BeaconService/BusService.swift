@@ -1,4 +1,6 @@
 import BeaconCore
+import BeacondAPI
+import BeacondBus
 import DBus
 import Synchronization
 
@@ -9,10 +11,7 @@ import Synchronization
 /// snapshot; changes are handed to the engine's owner as requests and
 /// answered from there. Neither side ever waits for the other.
 final class BusService: Sendable {
-    static let managerInterface = "org.beacond.Manager1"
-    static let regionInterface = "org.beacond.Region1"
-    static let beaconInterface = "org.beacond.Beacon1"
-    static let venueInterface = "org.beacond.Venue1"
+    private typealias Manager1 = Beacond.Manager1
 
     let connection: DBusConnection
     private let submit: @Sendable (ServiceRequest) -> Void
@@ -43,8 +42,8 @@ final class BusService: Sendable {
     ) async throws(DBusError) -> BusService {
         let connection = try DBusConnection.connect(bus)
         let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, submit: submit)
-        connection.objects.setObjectManager(at: BusPaths.root)
-        connection.export(BusPaths.root, interfaces: [service.managerDeclaration()])
+        connection.objects.setObjectManager(at: Beacond.root)
+        connection.export(Beacond.root, interfaces: [service.managerDeclaration()])
         service.publish(snapshot, events: [])
         // Only the bus driver's own broadcast says a client left (the binding
         // drops forgeries: other senders, and unicast signals).
@@ -58,7 +57,7 @@ final class BusService: Sendable {
             service?.clientLeft(name)
         }
         do {
-            try await connection.requestName(BusPaths.busName)
+            try await connection.requestName(Beacond.busName)
         } catch {
             connection.close()
             throw error
@@ -97,14 +96,13 @@ final class BusService: Sendable {
             switch event {
             case .region(let transition) where transition.notify && transition.kind != .determinedOutside:
                 guard let region = snapshot.regionsByKey[transition.regionID] else { continue }
-                connection.emit(
-                    path: BusPaths.root, interface: Self.managerInterface,
-                    member: transition.kind == .entered ? "RegionEntered" : "RegionExited",
-                    arguments: [.string(region.id), .objectPath(BusPaths.region(region))])
+                emit(
+                    transition.kind == .entered ? Manager1.regionEntered : Manager1.regionExited,
+                    [.string(region.id), .objectPath(BusPaths.region(region))])
             case .nearestVenueChanged(let venue):
-                connection.emit(
-                    path: BusPaths.root, interface: Self.managerInterface, member: "NearestVenueChanged",
-                    arguments: [.string(venue?.venueID ?? ""), venue.map { BusValues.venue($0, now: snapshot.time) } ?? .vardict([])])
+                emit(
+                    Manager1.nearestVenueChanged,
+                    [.string(venue?.venueID ?? ""), venue.map { Beacond.Venue($0, now: snapshot.time).dbusValue } ?? .vardict([])])
             default:
                 break
             }
@@ -117,9 +115,11 @@ final class BusService: Sendable {
 
     /// AvailabilityChanged(b available, s reason).
     func availabilityChanged(_ available: Bool, reason: String) {
-        connection.emit(
-            path: BusPaths.root, interface: Self.managerInterface, member: "AvailabilityChanged",
-            arguments: [.boolean(available), .string(reason)])
+        emit(Manager1.availabilityChanged, [.boolean(available), .string(reason)])
+    }
+
+    private func emit(_ signal: APISignal, _ arguments: [DBusValue]) {
+        connection.emit(path: Beacond.root, interface: Manager1.name, member: signal.name, arguments: arguments)
     }
 
     /// Region objects follow the regions: a region whose definition changed
@@ -147,7 +147,7 @@ final class BusService: Sendable {
         for region in removed { connection.unexport(BusPaths.region(region)) }
         for region in added { connection.export(BusPaths.region(region), interfaces: [regionDeclaration(region)]) }
         for region in changed {
-            connection.emitPropertiesChanged(BusPaths.region(region), interface: Self.regionInterface, names: ["State"])
+            connection.emitPropertiesChanged(BusPaths.region(region), interface: Beacond.Region1.name, names: [Beacond.Region1.state.name])
         }
     }
 
@@ -175,20 +175,22 @@ final class BusService: Sendable {
         for id in removed { connection.unexport(BusPaths.venue(id)) }
         for id in added { connection.export(BusPaths.venue(id), interfaces: [venueDeclaration(id)]) }
         for id in changed {
-            connection.emitPropertiesChanged(BusPaths.venue(id), interface: Self.venueInterface, names: ["Proximity", "Distance", "Nearest"])
+            connection.emitPropertiesChanged(
+                BusPaths.venue(id), interface: Beacond.Venue1.name,
+                names: [Beacond.Venue1.proximity, Beacond.Venue1.distance, Beacond.Venue1.nearest].map(\.name))
         }
     }
 
     private func syncBeacons(_ snapshot: ServiceSnapshot) {
         let changes = published.withLock { published in
-            published.beacons.reconcile(snapshot.ranged, now: snapshot.time, properties: BusValues.beaconProperties)
+            published.beacons.reconcile(snapshot.ranged, now: snapshot.time) { Beacond.Beacon($0).properties }
         }
         for identity in changes.removed { connection.unexport(BusPaths.beacon(identity)) }
         for entry in changes.added {
             connection.export(BusPaths.beacon(entry.identity), interfaces: [beaconDeclaration(entry.identity)])
         }
         for (identity, names) in changes.changed {
-            connection.emitPropertiesChanged(BusPaths.beacon(identity), interface: Self.beaconInterface, names: names)
+            connection.emitPropertiesChanged(BusPaths.beacon(identity), interface: Beacond.Beacon1.name, names: names)
         }
     }
 
@@ -201,7 +203,7 @@ final class BusService: Sendable {
             return zip(properties, published.manager).filter { $0.0.1 != $0.1 }.map(\.0.0)
         }
         if !names.isEmpty {
-            connection.emitPropertiesChanged(BusPaths.root, interface: Self.managerInterface, names: names)
+            connection.emitPropertiesChanged(Beacond.root, interface: Manager1.name, names: names)
         }
     }
 
@@ -216,142 +218,94 @@ final class BusService: Sendable {
             return (ready, expired)
         }
         if let nearest = snapshot.nearest {
-            for call in ready { call.reply([BusValues.venue(nearest, now: snapshot.time)]) }
+            for call in ready { call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue]) }
         }
         for call in expired {
             call.fail(BeacondError.locationUnknown("no venue could be determined within the timeout"))
         }
     }
 
-    // MARK: Declarations (one source for dispatch and introspection)
+    // MARK: Declarations (Sources/BeacondAPI), served
 
     private func managerProperties(_ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
-        [
-            ("Available", .boolean(snapshot.available)),
-            ("Source", .string(snapshot.source)),
-            ("Adapter", .string(snapshot.source.hasPrefix("hci") || snapshot.source.hasPrefix("bluez") ? (snapshot.source.split(separator: ":").dropFirst().first.map(String.init) ?? "hci0") : "")),
-            ("NearestVenue", .string(snapshot.nearest?.venueID ?? "")),
-            ("PreferredVenue", .string(snapshot.preferredVenue ?? "")),
-            ("Version", .string(version)),
-            ("DroppedAdvertisements", .uint64(snapshot.droppedAdvertisements)),
-            ("Mqtt", .string(snapshot.mqtt)),
-        ]
+        let adapter = snapshot.source.hasPrefix("hci") || snapshot.source.hasPrefix("bluez")
+            ? (snapshot.source.split(separator: ":").dropFirst().first.map(String.init) ?? "hci0") : ""
+        return Beacond.Status(
+            available: snapshot.available, source: snapshot.source, adapter: adapter, nearestVenue: snapshot.nearest?.venueID,
+            preferredVenue: snapshot.preferredVenue, version: version, droppedAdvertisements: snapshot.droppedAdvertisements,
+            mqtt: snapshot.mqtt
+        ).properties
     }
 
     private func regionProperties(_ region: RegionDefinition, _ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
-        // Major and Minor are absent when the region takes any (SPEC section 6).
-        var properties: [(String, DBusValue)] = [("Id", .string(region.id)), ("Uuid", .string(region.constraint.uuid.uuidString))]
-        if let major = region.constraint.major { properties.append(("Major", .uint16(major))) }
-        if let minor = region.constraint.minor { properties.append(("Minor", .uint16(minor))) }
-        properties.append(("State", .string((snapshot.regionStates[region.key] ?? .unknown).rawValue)))
-        properties.append(("NotifyOnEntry", .boolean(region.notifyOnEntry)))
-        properties.append(("NotifyOnExit", .boolean(region.notifyOnExit)))
-        properties.append(("Owner", .string(region.owner ?? "config")))
-        return properties
+        Beacond.Region(
+            id: region.id, constraint: region.constraint, state: snapshot.regionStates[region.key] ?? .unknown,
+            notifyOnEntry: region.notifyOnEntry, notifyOnExit: region.notifyOnExit, owner: region.owner
+        ).properties
     }
 
     private func venueProperties(_ id: String, _ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
         let venue = snapshot.configuration.venues.first { $0.id == id }
         let closest = snapshot.ranged.first { $0.venueID == id && $0.proximity != .unknown }
         return [
-            ("Id", .string(id)),
-            ("Name", .string(venue?.name ?? "")),
-            ("Proximity", .string(closest?.proximity.rawValue ?? Proximity.unknown.rawValue)),
-            ("Distance", .double(closest?.distance ?? -1)),
-            ("Nearest", .boolean(snapshot.nearest?.venueID == id)),
+            (Beacond.Venue1.id.name, .string(id)),
+            (Beacond.Venue1.venueName.name, .string(venue?.name ?? "")),
+            (Beacond.Venue1.proximity.name, .string(closest?.proximity.rawValue ?? Proximity.unknown.rawValue)),
+            (Beacond.Venue1.distance.name, .double(closest?.distance ?? -1)),
+            (Beacond.Venue1.nearest.name, .boolean(snapshot.nearest?.venueID == id)),
         ]
-    }
-
-    /// Property declarations whose getters read `values()` by name: an object
-    /// serves what it was declared with, or `fallback` if it has gone since.
-    private static func properties(
-        _ signatures: [(String, String)], values: @escaping @Sendable () -> [(String, DBusValue)]?
-    ) -> [DBusInterface.Property] {
-        signatures.map { name, signature in
-            .init(name, signature) {
-                values()?.first { $0.0 == name }?.1 ?? DBusValue.zero(signature: signature)
-            }
-        }
     }
 
     private func managerDeclaration() -> DBusInterface {
-        let signatures: [(String, String)] = [
-            ("Available", "b"), ("Source", "s"), ("Adapter", "s"), ("NearestVenue", "s"), ("PreferredVenue", "s"),
-            ("Version", "s"), ("DroppedAdvertisements", "t"), ("Mqtt", "s"),
+        let handlers: [APIMethod: @Sendable (BusService, DBusMethodCall) -> Void] = [
+            Manager1.getNearestVenue: { $0.getNearestVenue($1) },
+            Manager1.requestNearestVenue: { $0.requestNearestVenue($1) },
+            Manager1.getRangedBeacons: { $0.getRangedBeacons($1) },
+            Manager1.requestState: { $0.requestState($1) },
+            Manager1.startMonitoring: { $0.startMonitoring($1) },
+            Manager1.stopMonitoring: { $0.submit(.stopMonitoring(id: $1.arguments[0].string ?? "", $1)) },
+            Manager1.setPreferredVenue: { service, call in
+                let id = call.arguments[0].string ?? ""
+                service.submit(.setPreferredVenue(id.isEmpty ? nil : id, call))
+            },
+            Manager1.reload: { $0.submit(.reload($1)) },
         ]
         return DBusInterface(
-            name: Self.managerInterface,
-            methods: [
-                .init("GetNearestVenue", outputs: [.init("venue", "a{sv}")]) { [weak self] call in self?.getNearestVenue(call) },
-                .init("RequestNearestVenue", inputs: [.init("timeout_ms", "u")], outputs: [.init("venue", "a{sv}")]) {
-                    [weak self] call in self?.requestNearestVenue(call)
-                },
-                .init("GetRangedBeacons", inputs: [.init("constraint", "a{sv}")], outputs: [.init("beacons", "aa{sv}")]) {
-                    [weak self] call in self?.getRangedBeacons(call)
-                },
-                .init("RequestState", inputs: [.init("region_id", "s")], outputs: [.init("state", "s")]) {
-                    [weak self] call in self?.requestState(call)
-                },
-                .init(
-                    "StartMonitoring", inputs: [.init("id", "s"), .init("constraint", "a{sv}"), .init("options", "a{sv}")],
-                    outputs: [.init("region", "o")]
-                ) { [weak self] call in self?.startMonitoring(call) },
-                .init("StopMonitoring", inputs: [.init("id", "s")]) { [weak self] call in
-                    self?.submit(.stopMonitoring(id: call.arguments[0].string ?? "", call))
-                },
-                .init("SetPreferredVenue", inputs: [.init("id", "s")]) { [weak self] call in
-                    let id = call.arguments[0].string ?? ""
-                    self?.submit(.setPreferredVenue(id.isEmpty ? nil : id, call))
-                },
-                .init("Reload") { [weak self] call in self?.submit(.reload(call)) },
-            ],
-            properties: Self.properties(signatures) { [weak self] in
-                self.map { $0.managerProperties($0.snapshot) }
-            },
-            signals: [
-                .init("RegionEntered", [.init("id", "s"), .init("region", "o")]),
-                .init("RegionExited", [.init("id", "s"), .init("region", "o")]),
-                .init("NearestVenueChanged", [.init("id", "s"), .init("venue", "a{sv}")]),
-                .init("AvailabilityChanged", [.init("available", "b"), .init("reason", "s")]),
-            ])
+            Manager1.interface,
+            handlers: Dictionary(uniqueKeysWithValues: handlers.map { method, handler in
+                (method.name, { @Sendable [weak self] call in self.map { handler($0, call) } })
+            })
+        ) { [weak self] in
+            self.map { $0.managerProperties($0.snapshot) }
+        }
     }
 
     /// Declared for one definition: Major and Minor only where it has them.
     /// A changed definition gets a new object (`syncRegions`).
     private func regionDeclaration(_ region: RegionDefinition) -> DBusInterface {
         let key = region.key
-        let signatures: [(String, String)] = [
-            ("Id", "s"), ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("State", "s"), ("NotifyOnEntry", "b"),
-            ("NotifyOnExit", "b"), ("Owner", "s"),
-        ].filter { name, _ in
-            (name != "Major" || region.constraint.major != nil) && (name != "Minor" || region.constraint.minor != nil)
+        let absent = [
+            region.constraint.major == nil ? Beacond.Region1.major.name : nil, region.constraint.minor == nil ? Beacond.Region1.minor.name : nil,
+        ]
+        return DBusInterface(Beacond.Region1.interface, leavingOut: Set(absent.compactMap(\.self))) { [weak self] in
+            guard let self else { return nil }
+            let snapshot = self.snapshot
+            return snapshot.regionsByKey[key].map { self.regionProperties($0, snapshot) }
         }
-        return DBusInterface(
-            name: Self.regionInterface,
-            properties: Self.properties(signatures) { [weak self] in
-                guard let self else { return nil }
-                let snapshot = self.snapshot
-                return snapshot.regionsByKey[key].map { self.regionProperties($0, snapshot) }
-            })
     }
 
     private func venueDeclaration(_ id: String) -> DBusInterface {
-        let signatures: [(String, String)] = [("Id", "s"), ("Name", "s"), ("Proximity", "s"), ("Distance", "d"), ("Nearest", "b")]
-        return DBusInterface(
-            name: Self.venueInterface,
-            properties: Self.properties(signatures) { [weak self] in
-                self.map { $0.venueProperties(id, $0.snapshot) }
-            })
+        DBusInterface(Beacond.Venue1.interface) { [weak self] in
+            self.map { $0.venueProperties(id, $0.snapshot) }
+        }
     }
 
     /// Serves the values last announced (the ledger's), so an object waiting
     /// to be removed still answers with what its signals said.
     private func beaconDeclaration(_ identity: BeaconIdentity) -> DBusInterface {
-        DBusInterface(
-            name: Self.beaconInterface,
-            properties: Self.properties(BusValues.beaconSignatures) { [weak self] in
-                self?.published.withLock { $0.beacons.exported[identity]?.properties }
-            })
+        DBusInterface(Beacond.Beacon1.interface) { [weak self] in
+            self?.published.withLock { $0.beacons.exported[identity]?.properties }
+        }
     }
 
     // MARK: Method handlers (on the bus thread, never waiting for the engine)
@@ -362,7 +316,7 @@ final class BusService: Sendable {
             call.fail(BeacondError.noVenue("no venue is in range and no preferred venue is set"))
             return
         }
-        call.reply([BusValues.venue(nearest, now: snapshot.time)])
+        call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue])
     }
 
     private func requestNearestVenue(_ call: DBusMethodCall) {
@@ -372,7 +326,7 @@ final class BusService: Sendable {
         }
         let snapshot = snapshot
         if let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown {
-            call.reply([BusValues.venue(nearest, now: snapshot.time)])
+            call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue])
             return
         }
         if timeout == 0 {
@@ -383,10 +337,12 @@ final class BusService: Sendable {
     }
 
     private func getRangedBeacons(_ call: DBusMethodCall) {
-        do throws(DBusError) {
-            let constraint = try BusValues.constraint(call.arguments[0], allowEmpty: true)
+        do throws(BeacondError) {
+            let constraint = try BeaconConstraint.decode(call.arguments[0], allowEmpty: true)
             let beacons = snapshot.ranged.filter { constraint?.matches($0.identity) ?? true }
-            call.reply([.array(elementSignature: "a{sv}", beacons.map { .vardict(BusValues.beaconProperties($0)) })])
+            call.reply([
+                .array(elementSignature: Beacond.Beacon1.dictionary.signature, beacons.map { .vardict(Beacond.Beacon($0).properties) })
+            ])
         } catch {
             call.fail(error)
         }
@@ -406,27 +362,28 @@ final class BusService: Sendable {
     /// Validates the arguments here; the limits are checked by the engine's
     /// owner, where the regions are, so pipelined calls cannot race past them.
     private func startMonitoring(_ call: DBusMethodCall) {
-        do throws(DBusError) {
+        do throws(BeacondError) {
             let id = call.arguments[0].string ?? ""
             guard Identifier.isValid(id) else {
                 throw BeacondError.invalidArguments("region id must be \(Identifier.rule)")
             }
-            guard let constraint = try BusValues.constraint(call.arguments[1], allowEmpty: false) else {
+            guard let constraint = try BeaconConstraint.decode(call.arguments[1], allowEmpty: false) else {
                 throw BeacondError.invalidArguments("the constraint needs at least a uuid")
             }
+            let declared = Manager1.monitoringOptions
             guard let options = call.arguments[2].stringKeyedEntries else { throw BeacondError.invalidArguments("options must be a{sv}") }
-            let unknown = Set(options.keys).subtracting(["notify_on_entry", "notify_on_exit"])
+            let unknown = declared.unknownKeys(in: options.keys)
             guard unknown.isEmpty else {
-                throw BeacondError.invalidArguments("unknown option(s) \(unknown.sorted().joined(separator: ", ")); expected notify_on_entry, notify_on_exit")
+                throw BeacondError.invalidArguments("unknown option(s) \(unknown.joined(separator: ", ")); expected \(declared.keyList)")
             }
-            func flag(_ name: String) throws(DBusError) -> Bool {
-                guard let value = options[name] else { return true }
-                guard let flag = value.bool else { throw BeacondError.invalidArguments("\(name) must be a boolean") }
+            func flag(_ key: APIDictionary.Key) throws(BeacondError) -> Bool {
+                guard let value = options[key.name] else { return true }
+                guard let flag = value.bool else { throw BeacondError.invalidArguments("\(key.name) must be a boolean") }
                 return flag
             }
             let region = RegionDefinition(
-                id: id, constraint: constraint, notifyOnEntry: try flag("notify_on_entry"),
-                notifyOnExit: try flag("notify_on_exit"), owner: call.sender)
+                id: id, constraint: constraint, notifyOnEntry: try flag(Manager1.OptionKey.notifyOnEntry),
+                notifyOnExit: try flag(Manager1.OptionKey.notifyOnExit), owner: call.sender)
             submit(.startMonitoring(region, call))
         } catch {
             call.fail(error)

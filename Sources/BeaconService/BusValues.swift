@@ -1,82 +1,28 @@
 import BeaconCore
 import BeaconSources
-import DBus
+import BeacondAPI
+import BeacondBus
 
-/// The API's dictionaries: the nearest venue and a ranged beacon as `a{sv}`.
-enum BusValues {
-    static func venue(_ venue: NearestVenue, now: Timestamp) -> DBusValue {
+/// The engine's values as the API gives them.
+extension Beacond.Venue {
+    init(_ venue: NearestVenue, now: Timestamp) {
         let beacon = venue.beacon
-        return .vardict([
-            ("id", .string(venue.venueID)),
-            ("name", .string(venue.name)),
-            ("proximity", .string(venue.proximity.rawValue)),
-            ("distance", .double(venue.distance)),
-            ("accuracy", .double(beacon?.accuracy ?? -1)),
-            ("rssi", .double(beacon?.filteredRSSI ?? 0)),
-            ("age_ms", .uint64(UInt64(max(0, beacon.map { (now - $0.lastSeen).microseconds / 1000 } ?? 0)))),
-            ("source", .string(venue.source.rawValue)),
-            ("beacon", .objectPath(beacon.map { BusPaths.beacon($0.identity) } ?? "/")),
-            ("runner_up", .string(venue.runnerUpID ?? "")),
-            ("margin", .double(venue.margin)),
-            ("stationary", .boolean(venue.isStationary)),
-        ])
-    }
-
-    /// Beacon1's properties, in declaration order.
-    static func beaconProperties(_ beacon: RangedBeacon) -> [(String, DBusValue)] {
-        [
-            ("Uuid", .string(beacon.identity.uuid.uuidString)),
-            ("Major", .uint16(beacon.identity.major)),
-            ("Minor", .uint16(beacon.identity.minor)),
-            ("Rssi", .int16(Int16(beacon.rssi ?? 127))),
-            ("FilteredRssi", .double(beacon.filteredRSSI)),
-            ("MeasuredPower", .int16(Int16(beacon.measuredPower))),
-            ("Distance", .double(beacon.distance)),
-            ("Accuracy", .double(beacon.accuracy)),
-            ("Proximity", .string(beacon.proximity.rawValue)),
-            ("Stationary", .boolean(beacon.isStationary)),
-            ("LastSeen", .uint64(UInt64(max(0, ServiceClock.system.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)))),
-            ("Address", .string(beacon.address.description)),
-            ("Venue", .objectPath(beacon.venueID.map(BusPaths.venue) ?? "/")),
-        ]
-    }
-
-    /// Beacon1's properties and their signatures, in declaration order.
-    static let beaconSignatures: [(String, String)] = [
-        ("Uuid", "s"), ("Major", "q"), ("Minor", "q"), ("Rssi", "n"), ("FilteredRssi", "d"), ("MeasuredPower", "n"),
-        ("Distance", "d"), ("Accuracy", "d"), ("Proximity", "s"), ("Stationary", "b"), ("LastSeen", "t"), ("Address", "s"), ("Venue", "o"),
-    ]
-
-    /// A constraint from `{uuid: s, major: q, minor: q}` (any integer type accepted); `nil` for "all".
-    static func constraint(_ value: DBusValue, allowEmpty: Bool) throws(DBusError) -> BeaconConstraint? {
-        guard let entries = value.stringKeyedEntries else { throw BeacondError.invalidArguments("expected a{sv}") }
-        if entries.isEmpty {
-            if allowEmpty { return nil }
-            throw BeacondError.invalidArguments("the constraint needs at least a uuid")
-        }
-        let unknown = Set(entries.keys).subtracting(["uuid", "major", "minor"])
-        guard unknown.isEmpty else {
-            throw BeacondError.invalidArguments("unknown constraint key(s) \(unknown.sorted().joined(separator: ", ")); expected uuid, major, minor")
-        }
-        guard let text = entries["uuid"]?.string, text.count == 36, let uuid = UUID(uuidString: text) else {
-            throw BeacondError.invalidArguments("uuid must be a string like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
-        }
-        func field(_ name: String) throws(DBusError) -> UInt16? {
-            guard let value = entries[name] else { return nil }
-            guard let number = value.integer, (0...65535).contains(number) else {
-                throw BeacondError.invalidArguments("\(name) must be an integer 0...65535")
-            }
-            return UInt16(number)
-        }
-        let major = try field("major")
-        let minor = try field("minor")
-        if minor != nil, major == nil { throw BeacondError.invalidArguments("a minor needs a major") }
-        return BeaconConstraint(uuid: uuid, major: major, minor: minor)
+        self.init(
+            id: venue.venueID, name: venue.name, proximity: venue.proximity, distance: venue.distance < 0 ? nil : venue.distance,
+            accuracy: beacon.map(\.accuracy).flatMap { $0 < 0 ? nil : $0 }, rssi: beacon?.filteredRSSI ?? 0,
+            age: .microseconds(max(0, beacon.map { (now - $0.lastSeen).microseconds } ?? 0)), source: venue.source,
+            beacon: beacon.map { ObjectPath(BusPaths.beacon($0.identity)) }, runnerUp: venue.runnerUpID, margin: venue.margin,
+            isStationary: venue.isStationary)
     }
 }
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+extension Beacond.Beacon {
+    init(_ beacon: RangedBeacon) {
+        self.init(
+            identity: beacon.identity, rssi: beacon.rssi.map(Int16.init), filteredRSSI: beacon.filteredRSSI,
+            measuredPower: Int16(beacon.measuredPower), distance: beacon.distance < 0 ? nil : beacon.distance,
+            accuracy: beacon.accuracy < 0 ? nil : beacon.accuracy, proximity: beacon.proximity, isStationary: beacon.isStationary,
+            lastSeen: UInt64(max(0, ServiceClock.system.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)),
+            address: beacon.address.description, venue: beacon.venueID)
+    }
+}

@@ -1,8 +1,10 @@
 import ArgumentParser
+import BeaconClient
+import BeacondAPI
 import DBus
 import Foundation
 
-/// `beaconctl`: asks beacond over D-Bus. Human output by default, `--json` for scripts.
+/// `beaconctl`: asks beacond through BeaconClient. Human output by default, `--json` for scripts.
 @main
 struct Beaconctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,61 +25,13 @@ struct BusOptions: ParsableArguments {
     @Flag(help: "JSON output, for scripts.")
     var json = false
 
-    /// Connects and calls `org.beacond.Manager1.member`, turning bus errors into advice.
-    func manager(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
-        let connection = try connect()
-        defer { connection.close() }
-        return try await Self.call(connection, member, arguments, timeout: timeout)
+    func client() async throws(BeacondError) -> BeaconClient {
+        try await BeaconClient.connect(bus: BeaconClient.Bus(argument: bus))
     }
-
-    func connect() throws -> DBusConnection {
-        do {
-            return try DBusConnection.connect(DBusConnection.Bus(argument: bus))
-        } catch {
-            throw CleanExit.message("beaconctl: cannot connect to the \(bus) bus: \(error.message)")
-        }
-    }
-
-    static func call(_ connection: DBusConnection, _ member: String, _ arguments: [DBusValue], timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
-        do {
-            return try await connection.call(
-                destination: "org.beacond", path: "/org/beacond", interface: "org.beacond.Manager1", member: member,
-                arguments: arguments, timeout: timeout)
-        } catch {
-            throw Advice(error, bus: connection.bus.description)
-        }
-    }
-}
-
-/// A bus error, said as what to do about it.
-struct Advice: Error, CustomStringConvertible {
-    let error: DBusError
-    let bus: String
-
-    init(_ error: DBusError, bus: String) {
-        self.error = error
-        self.bus = bus
-    }
-
-    var description: String {
-        switch error.name {
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            "beacond is not running on the \(bus) bus. Start it (sudo systemctl start beacond), or pass --bus to reach another bus."
-        case "org.freedesktop.DBus.Error.AccessDenied":
-            "not allowed to ask beacond: location is private to root and group beacond. "
-                + "Add yourself with `sudo usermod -aG beacond $USER` and log in again."
-        default:
-            error.message
-        }
-    }
-}
-
-struct Failure: Error, CustomStringConvertible {
-    var description: String
 }
 
 extension DBusValue {
-    /// The value as JSON-ready Foundation objects.
+    /// The value as JSON-ready Foundation objects: `--json` prints what the bus carries, by the API's own key names.
     var jsonObject: Any {
         switch unwrapped {
         case .byte(let v): Int(v)
@@ -103,6 +57,11 @@ enum Output {
     static func json(_ object: Any) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Properties as a JSON object.
+    static func json(_ properties: [(String, DBusValue)]) -> [String: Any] {
+        Dictionary(properties.map { ($0.0, $0.1.jsonObject) }, uniquingKeysWith: { first, _ in first })
     }
 
     static func number(_ value: Double?, _ decimals: Int = 2) -> String {

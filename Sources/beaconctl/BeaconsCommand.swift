@@ -1,5 +1,7 @@
 import ArgumentParser
-import DBus
+import BeaconClient
+import BeacondAPI
+import BeacondBus
 import Foundation
 
 /// `beaconctl beacons [--watch]`: the ranged beacons, nearest first.
@@ -13,14 +15,12 @@ struct BeaconsCommand: AsyncParsableCommand {
     var watch = false
 
     func run() async throws {
-        let connection = try options.connect()
-        defer { connection.close() }
+        let client = try await options.client()
         let terminal = isatty(STDOUT_FILENO) != 0
         repeat {
-            let reply = try await BusOptions.call(connection, "GetRangedBeacons", [.vardict([])])
-            let beacons = reply.first?.arrayElements?.compactMap(\.stringKeyedEntries) ?? []
+            let beacons = try await client.rangedBeacons()
             if options.json {
-                print(Output.json(reply.first?.jsonObject ?? []))
+                print(Output.json(beacons.map { Output.json($0.properties) }))
             } else {
                 let table = Self.table(beacons)
                 if watch, terminal {
@@ -34,17 +34,16 @@ struct BeaconsCommand: AsyncParsableCommand {
         } while watch
     }
 
-    static func table(_ beacons: [[String: DBusValue]]) -> String {
+    static func table(_ beacons: [Beacond.Beacon]) -> String {
+        if beacons.isEmpty { return "no beacons in range" }
         var rows = [["UUID", "MAJOR", "MINOR", "PROXIMITY", "DISTANCE", "±", "RSSI", "VENUE"]]
         for beacon in beacons {
             rows.append([
-                beacon["Uuid"]?.string ?? "", String(beacon["Major"]?.integer ?? 0), String(beacon["Minor"]?.integer ?? 0),
-                beacon["Proximity"]?.string ?? "", Output.number(beacon["Distance"]?.double) + " m",
-                Output.number(beacon["Accuracy"]?.double), String(Int((beacon["FilteredRssi"]?.double ?? 0).rounded())),
-                (beacon["Venue"]?.string ?? "/").split(separator: "/").last.map(DBusNames.unescapePathElement) ?? "",
+                beacon.identity.uuid.uuidString, String(beacon.identity.major), String(beacon.identity.minor), beacon.proximity.rawValue,
+                Output.number(beacon.distance) + " m", Output.number(beacon.accuracy), String(Int(beacon.filteredRSSI.rounded())),
+                beacon.venue ?? "",
             ])
         }
-        if beacons.isEmpty { return "no beacons in range" }
         return Output.table(rows)
     }
 }
@@ -56,29 +55,16 @@ struct RegionsCommand: AsyncParsableCommand {
     @OptionGroup var options: BusOptions
 
     func run() async throws {
-        let connection = try options.connect()
-        defer { connection.close() }
-        let reply: [DBusValue]
-        do {
-            reply = try await connection.call(
-                destination: "org.beacond", path: "/org/beacond", interface: "org.freedesktop.DBus.ObjectManager",
-                member: "GetManagedObjects")
-        } catch {
-            throw Advice(error, bus: options.bus)
-        }
-        guard case .dictionary(_, _, let objects)? = reply.first else { throw Failure(description: "unexpected reply") }
-        let regions = objects.compactMap { $0.value.stringKeyedEntries?["org.beacond.Region1"]?.stringKeyedEntries }
-            .sorted { ($0["Id"]?.string ?? "") < ($1["Id"]?.string ?? "") }
+        let regions = try await options.client().regions()
         if options.json {
-            print(Output.json(regions.map { Dictionary(uniqueKeysWithValues: $0.map { ($0.key, $0.value.jsonObject) }) }))
+            print(Output.json(regions.map { Output.json($0.properties) }))
             return
         }
         var rows = [["ID", "STATE", "UUID", "MAJOR", "MINOR", "OWNER"]]
         for region in regions {
             rows.append([
-                region["Id"]?.string ?? "", region["State"]?.string ?? "", region["Uuid"]?.string ?? "",
-                region["Major"]?.integer.map(String.init) ?? "any", region["Minor"]?.integer.map(String.init) ?? "any",
-                region["Owner"]?.string ?? "",
+                region.id, region.state.rawValue, region.constraint.uuid.uuidString, region.constraint.major.map(String.init) ?? "any",
+                region.constraint.minor.map(String.init) ?? "any", region.owner ?? Beacond.Region1.configurationOwner,
             ])
         }
         print(Output.table(rows))

@@ -1,5 +1,7 @@
 import ArgumentParser
-import DBus
+import BeaconClient
+import BeacondAPI
+import BeacondBus
 import Foundation
 
 /// `beaconctl monitor`: region, nearest-venue and availability events as they happen.
@@ -10,36 +12,43 @@ struct MonitorCommand: AsyncParsableCommand {
     @OptionGroup var options: BusOptions
 
     func run() async throws {
-        let connection = try options.connect()
-        defer { connection.close() }
-        let (events, continuation) = AsyncStream<DBusSignal>.makeStream()
-        connection.subscribe(sender: "org.beacond", path: "/org/beacond", interface: "org.beacond.Manager1") {
-            continuation.yield($0)
-        }
+        let client = try await options.client()
         // Fail now, clearly, if beacond is not there.
-        _ = try await connection.call(
-            destination: "org.beacond", path: "/org/beacond", interface: "org.freedesktop.DBus.Peer", member: "Ping"
-        )
-        for await signal in events {
-            print(options.json ? Output.json(["event": signal.member, "arguments": signal.arguments.map(\.jsonObject)]) : Self.line(signal))
-            fflush(nil)
+        _ = try await client.status()
+        let json = options.json
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await event in client.regionEvents() {
+                    let signal = event.kind == .entered ? Beacond.Manager1.regionEntered : Beacond.Manager1.regionExited
+                    Self.say(json, signal, ["id": event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
+                }
+            }
+            group.addTask {
+                for try await update in client.nearestVenueUpdates().dropFirst() {
+                    Self.say(
+                        json, Beacond.Manager1.nearestVenueChanged, ["venue": update.venue?.dbusValue.jsonObject ?? [:]],
+                        "nearest: " + (update.venue.map(NearestCommand.describe) ?? "none"))
+                }
+            }
+            group.addTask {
+                for try await availability in client.availabilityUpdates().dropFirst() {
+                    Self.say(
+                        json, Beacond.Manager1.availabilityChanged, ["available": availability.available, "reason": availability.reason],
+                        "\(availability.available ? "available" : "unavailable"): \(availability.reason)")
+                }
+            }
+            try await group.waitForAll()
         }
     }
 
-    static func line(_ signal: DBusSignal) -> String {
-        let arguments = signal.arguments
-        let time = ISO8601DateFormatter().string(from: Date())
-        switch signal.member {
-        case "RegionEntered": return "\(time) entered \(arguments.first?.string ?? "")"
-        case "RegionExited": return "\(time) exited \(arguments.first?.string ?? "")"
-        case "NearestVenueChanged":
-            guard let venue = arguments.last?.stringKeyedEntries, !venue.isEmpty else { return "\(time) nearest: none" }
-            return "\(time) nearest: " + NearestCommand.describe(venue)
-        case "AvailabilityChanged":
-            return "\(time) \(arguments.first?.bool == true ? "available" : "unavailable"): \(arguments.last?.string ?? "")"
-        default:
-            return "\(time) \(signal.member)"
+    /// One line per event, human or JSON (`event` is the signal's name).
+    static func say(_ json: Bool, _ signal: APISignal, _ fields: [String: Any], _ text: String) {
+        if json {
+            print(Output.json(fields.merging(["event": signal.name]) { first, _ in first }))
+        } else {
+            print("\(ISO8601DateFormatter().string(from: Date())) \(text)")
         }
+        fflush(nil)
     }
 }
 
@@ -58,26 +67,21 @@ struct CalibrateCommand: AsyncParsableCommand {
     var seconds = 30
 
     func run() async throws {
-        let connection = try options.connect()
-        defer { connection.close() }
+        let client = try await options.client()
         var samples: [Int] = []
         var lastSeen: UInt64 = 0
         let end = ContinuousClock.now + .seconds(seconds)
         FileHandle.standardError.write(Data("sampling \(venue) for \(seconds) s; keep the listener 1 m from its beacon …\n".utf8))
         while ContinuousClock.now < end {
-            let reply = try await BusOptions.call(connection, "GetRangedBeacons", [.vardict([])])
-            for beacon in reply.first?.arrayElements?.compactMap(\.stringKeyedEntries) ?? [] {
-                guard beacon["Venue"]?.string?.hasSuffix("/" + DBusNames.escapePathElement(venue)) == true,
-                    let seen = beacon["LastSeen"]?.integer.map(UInt64.init), seen != lastSeen,
-                    let rssi = beacon["Rssi"]?.integer, rssi != 127
-                else { continue }
-                lastSeen = seen
+            for beacon in try await client.rangedBeacons() where beacon.venue == venue && beacon.lastSeen != lastSeen {
+                guard let rssi = beacon.rssi else { continue }
+                lastSeen = beacon.lastSeen
                 samples.append(Int(rssi))
             }
             try await Task.sleep(for: .milliseconds(100))
         }
         guard !samples.isEmpty else {
-            throw Failure(description: "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range and in a region?")
+            throw ValidationError("no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range and in a region?")
         }
         let median = samples.sorted()[samples.count / 2]
         if options.json {

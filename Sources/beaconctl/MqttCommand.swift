@@ -1,5 +1,4 @@
 import ArgumentParser
-import DBus
 import Foundation
 
 /// `beaconctl mqtt [--json]`: whether beacond reaches its MQTT broker, and
@@ -12,17 +11,7 @@ struct MqttCommand: AsyncParsableCommand {
     @OptionGroup var options: BusOptions
 
     func run() async throws {
-        let connection = try options.connect()
-        defer { connection.close() }
-        let reply: [DBusValue]
-        do {
-            reply = try await connection.call(
-                destination: "org.beacond", path: "/org/beacond", interface: "org.freedesktop.DBus.Properties", member: "Get",
-                arguments: [.string("org.beacond.Manager1"), .string("Mqtt")])
-        } catch {
-            throw Advice(error, bus: connection.bus.description)
-        }
-        guard let status = reply.first?.string else { throw Failure(description: "unexpected reply \(reply)") }
+        let status = try await options.client().status().mqtt
         let state = status.split(separator: ":").first.map(String.init) ?? status
         if options.json {
             print(Output.json(["state": state, "status": status]))

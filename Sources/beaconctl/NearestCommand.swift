@@ -1,5 +1,7 @@
 import ArgumentParser
-import DBus
+import BeaconClient
+import BeacondAPI
+import BeacondBus
 import Foundation
 
 /// `beaconctl nearest [--wait 10s] [--json]`
@@ -13,68 +15,72 @@ struct NearestCommand: AsyncParsableCommand {
     var wait: String?
 
     func run() async throws {
-        var reply: [DBusValue]
+        let venue: Beacond.Venue
         do {
+            let client = try await options.client()
             if let wait {
                 guard let milliseconds = Self.milliseconds(wait) else {
                     throw ValidationError("--wait takes a duration like 500ms, 10s or 2m")
                 }
-                reply = try await Self.request(options, within: milliseconds)
+                venue = try await Self.request(client, within: .milliseconds(milliseconds))
             } else {
-                reply = try await options.manager("GetNearestVenue")
+                venue = try await client.nearestVenue()
             }
-        } catch let advice as Advice where ["org.beacond.Error.NoVenue", "org.beacond.Error.LocationUnknown"].contains(advice.error.name) {
-            if options.json {
-                print(Output.json(["error": advice.error.name, "message": advice.error.message]))
-            } else {
-                FileHandle.standardError.write(Data("no venue: \(advice.error.message)\n".utf8))
+        } catch let error as BeacondError {
+            switch error {
+            case .noVenue, .locationUnknown:
+                if options.json {
+                    print(Output.json(["error": error.code?.name ?? "", "message": error.message]))
+                } else {
+                    FileHandle.standardError.write(Data("no venue: \(error.message)\n".utf8))
+                }
+                throw ExitCode(2)
+            default:
+                throw error
             }
-            throw ExitCode(2)
         }
-        guard let venue = reply.first?.stringKeyedEntries else { throw Failure(description: "unexpected reply \(reply)") }
-        if options.json {
-            print(Output.json(reply[0].jsonObject))
-            return
-        }
-        print(Self.describe(venue))
+        print(options.json ? Output.json(venue.dbusValue.jsonObject) : Self.describe(venue))
     }
 
-    static func describe(_ venue: [String: DBusValue]) -> String {
-        let id = venue["id"]?.string ?? "?"
-        let name = venue["name"]?.string ?? ""
-        if venue["source"]?.string == "preference" {
-            return "\(id)  \(name)  (your preferred venue: nothing is in range)"
+    static func describe(_ venue: Beacond.Venue) -> String {
+        if venue.source == .preference {
+            return "\(venue.id)  \(venue.name)  (your preferred venue: nothing is in range)"
         }
-        var text = "\(id)  \(name)  \(venue["proximity"]?.string ?? "?") \(Output.number(venue["distance"]?.double)) m"
-        text += " ±\(Output.number(venue["accuracy"]?.double))"
-        if let runnerUp = venue["runner_up"]?.string, !runnerUp.isEmpty {
-            text += "  (ahead of \(runnerUp) by \(Int(((venue["margin"]?.double ?? 0) * 100).rounded()))%)"
+        var text = "\(venue.id)  \(venue.name)  \(venue.proximity.rawValue) \(Output.number(venue.distance)) m"
+        text += " ±\(Output.number(venue.accuracy))"
+        if let runnerUp = venue.runnerUp {
+            text += "  (ahead of \(runnerUp) by \(Int((venue.margin * 100).rounded()))%)"
         }
-        if venue["stationary"]?.bool == true { text += "  stationary" }
+        if venue.isStationary { text += "  stationary" }
         return text
     }
 
     /// RequestNearestVenue; while beacond is not (yet) on the bus, keeps trying until the wait is over.
-    static func request(_ options: BusOptions, within milliseconds: UInt32) async throws -> [DBusValue] {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(milliseconds))
+    static func request(_ client: BeaconClient, within wait: Duration) async throws -> Beacond.Venue {
+        let deadline = ContinuousClock.now + wait
         while true {
-            let remaining = max(0, (deadline - ContinuousClock.now).components.seconds * 1000)
-            do {
-                return try await options.manager(
-                    "RequestNearestVenue", [.uint32(UInt32(min(Int64(milliseconds), remaining)))],
-                    timeout: .milliseconds(Int64(milliseconds) + 5000))
-            } catch let advice as Advice where advice.error.name == "org.freedesktop.DBus.Error.ServiceUnknown" {
-                guard ContinuousClock.now + .milliseconds(200) < deadline else { throw advice }
+            let answer = await Self.answer(client, deadline - ContinuousClock.now)
+            if case .failure(.serviceNotRunning) = answer, ContinuousClock.now + .milliseconds(200) < deadline {
                 try await Task.sleep(for: .milliseconds(200))
+                continue
             }
+            return try answer.get()
+        }
+    }
+
+    private static func answer(_ client: BeaconClient, _ timeout: Duration) async -> Result<Beacond.Venue, BeacondError> {
+        do {
+            return .success(try await client.requestNearestVenue(timeout: max(.zero, timeout)))
+        } catch {
+            return .failure(error)
         }
     }
 
     /// `500ms`, `10s`, `2m` in milliseconds.
-    static func milliseconds(_ text: String) -> UInt32? {
+    static func milliseconds(_ text: String) -> Int64? {
         for (suffix, factor) in [("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)] where text.hasSuffix(suffix) {
             guard let value = Double(text.dropLast(suffix.count)), value >= 0, value * factor <= 300_000 else { return nil }
-            return UInt32((value * factor).rounded())
+            return Int64((value * factor).rounded())
         }
         return nil
     }
@@ -98,7 +104,7 @@ struct PreferCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = try await options.manager("SetPreferredVenue", [.string(venue ?? "")])
+        try await options.client().setPreferredVenue(venue)
         if options.json {
             print(Output.json(["preferred_venue": venue ?? ""]))
         } else {

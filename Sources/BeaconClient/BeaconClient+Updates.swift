@@ -1,0 +1,118 @@
+import BeaconCore
+import BeacondAPI
+import BeacondBus
+import DBus
+
+extension BeaconClient {
+    private typealias Manager1 = Beacond.Manager1
+
+    /// The nearest venue now, then each change, like `CLLocationUpdate.liveUpdates()`:
+    /// each element the venue, or `nil` when none is known.
+    public func nearestVenueUpdates() -> BeaconUpdates<Beacond.VenueUpdate> {
+        updates(Manager1.nearestVenueChanged) { signal throws(BeacondError) in
+            let venue = signal.arguments.dropFirst().first
+            return Beacond.VenueUpdate(venue: signal.arguments.first?.string == "" ? nil : try Beacond.Venue(dbus: venue))
+        } start: { client throws(BeacondError) in
+            do throws(BeacondError) {
+                return [Beacond.VenueUpdate(venue: try await client.nearestVenue())]
+            } catch .noVenue {
+                return [Beacond.VenueUpdate(venue: nil)]
+            }
+        } stop: { _ in }
+    }
+
+    /// Whether the source delivers: now (with reason ""), then each change.
+    public func availabilityUpdates() -> BeaconUpdates<Beacond.Availability> {
+        updates(Manager1.availabilityChanged) { signal throws(BeacondError) in
+            Beacond.Availability(available: signal.arguments.first?.bool ?? false, reason: signal.arguments.dropFirst().first?.string ?? "")
+        } start: { client throws(BeacondError) in
+            [Beacond.Availability(available: try await client.status().available, reason: "")]
+        } stop: { _ in }
+    }
+
+    /// Monitors `regions` as this client's own and yields their entries and
+    /// exits, like `CLMonitor`'s events. Leaving the loop or cancelling the
+    /// task stops monitoring them; so does this client leaving the bus.
+    public func monitor(_ regions: [MonitoredRegion]) -> BeaconUpdates<Beacond.RegionEvent> {
+        let paths = Dictionary(
+            uniqueKeysWithValues: regions.map {
+                (BusPaths.region(RegionDefinition(id: $0.id, constraint: $0.constraint, owner: uniqueName)), $0.id)
+            })
+        let event = { @Sendable (kind: Beacond.RegionEvent.Kind) in
+            { @Sendable (signal: DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? in
+                guard let path = signal.arguments.dropFirst().first?.string, let id = paths[path] else { return nil }
+                return Beacond.RegionEvent(id: id, kind: kind)
+            }
+        }
+        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
+            for region in regions { try await client.startMonitoring(region) }
+            return []
+        } stop: { client in
+            for region in regions { try? await client.stopMonitoring(region.id) }
+        }
+    }
+
+    /// Entries and exits of every region that asks to be told (beacons.yaml's and every client's), by id.
+    public func regionEvents() -> BeaconUpdates<Beacond.RegionEvent> {
+        let event = { @Sendable (kind: Beacond.RegionEvent.Kind) in
+            { @Sendable (signal: DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? in
+                signal.arguments.first?.string.map { Beacond.RegionEvent(id: $0, kind: kind) }
+            }
+        }
+        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { _ in [] } stop: { _ in }
+    }
+
+    private func updates<Element: Sendable>(
+        _ signal: APISignal, _ element: @escaping @Sendable (DBusSignal) throws(BeacondError) -> Element?,
+        start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
+        stop: @escaping @Sendable (BeaconClient) async -> Void
+    ) -> BeaconUpdates<Element> {
+        updates([(signal, element)], start: start, stop: stop)
+    }
+
+    /// A sequence fed by Manager1's `signals` (each turned into an element,
+    /// or skipped for `nil`), begun by `start` and ended by cancellation
+    /// (then `stop` runs and the match rules go) or by beacond leaving the bus.
+    private func updates<Element: Sendable>(
+        _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)],
+        start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
+        stop: @escaping @Sendable (BeaconClient) async -> Void
+    ) -> BeaconUpdates<Element> {
+        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
+        let bus = connection.bus
+        let subscriptions = signals.map { signal, element in
+            SignalSubscription(connection, sender: Beacond.busName, path: Beacond.root, interface: Manager1.name, member: signal.name) { received in
+                do {
+                    if let value = try element(received) { continuation.yield(value) }
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+        }
+        + [
+            SignalSubscription(
+                connection, sender: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
+                member: StandardInterfaces.nameOwnerChanged
+            ) { signal in
+                guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[2].string == "" else { return }
+                continuation.finish(throwing: BeacondError.serviceNotRunning(BeacondError.notRunning(on: bus)))
+            }
+        ]
+        let starting = Task {
+            do throws(BeacondError) {
+                for value in try await start(self) { continuation.yield(value) }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { [self] _ in
+            starting.cancel()
+            Task {
+                _ = await starting.result
+                await stop(self)
+                for subscription in subscriptions { await subscription.cancel() }
+            }
+        }
+        return BeaconUpdates(stream: stream)
+    }
+}

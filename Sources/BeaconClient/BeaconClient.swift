@@ -1,0 +1,139 @@
+import BeaconCore
+import BeacondAPI
+import BeacondBus
+import DBus
+
+/// A Swift client of beacond, shaped like Core Location: typed calls, and
+/// async sequences for what changes. Every error is a `BeacondError` with a
+/// message a person can act on.
+///
+/// ```swift
+/// let client = try await BeaconClient.connect(bus: .system)
+/// for try await update in client.nearestVenueUpdates() {
+///     print(update.venue?.name ?? "no venue", update.isStationary)
+/// }
+/// ```
+///
+/// The connection closes when the client and every sequence it made are gone.
+public final class BeaconClient: Sendable {
+    public typealias Bus = DBusConnection.Bus
+    private typealias Manager1 = Beacond.Manager1
+
+    let connection: DBusConnection
+
+    /// Connects to `bus`; beacond need not be running yet (calls then fail with `.serviceNotRunning`).
+    public static func connect(bus: Bus = .system) async throws(BeacondError) -> BeaconClient {
+        do {
+            return BeaconClient(connection: try DBusConnection.connect(bus))
+        } catch {
+            throw .bus(name: error.name, message: "cannot connect to the \(bus) bus: \(error.message)")
+        }
+    }
+
+    private init(connection: DBusConnection) {
+        self.connection = connection
+    }
+
+    deinit {
+        connection.close()
+    }
+
+    public var bus: Bus { connection.bus }
+
+    /// This client's unique name on the bus: the owner of the regions it monitors.
+    public var uniqueName: String { connection.uniqueName }
+
+    // MARK: Calls
+
+    /// The nearest venue now; `.noVenue` when none is in range and no preferred venue is set.
+    public func nearestVenue() async throws(BeacondError) -> Beacond.Venue {
+        try Beacond.Venue(dbus: try await call(Manager1.getNearestVenue).first)
+    }
+
+    /// One answer from ranging, waiting up to `timeout` (at most 5 minutes)
+    /// for it; `.locationUnknown` when none came.
+    public func requestNearestVenue(timeout: Duration) async throws(BeacondError) -> Beacond.Venue {
+        let milliseconds = UInt32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let reply = try await call(Manager1.requestNearestVenue, [.uint32(milliseconds)], timeout: timeout + .seconds(5))
+        return try Beacond.Venue(dbus: reply.first)
+    }
+
+    /// The ranged beacons matching `constraint` (all for `nil`), nearest first.
+    public func rangedBeacons(matching constraint: BeaconConstraint? = nil) async throws(BeacondError) -> [Beacond.Beacon] {
+        let reply = try await call(Manager1.getRangedBeacons, [constraint?.dbusValue ?? .vardict([])])
+        guard let elements = reply.first?.arrayElements else { throw DictionaryReader.malformed("GetRangedBeacons did not answer a list") }
+        var beacons: [Beacond.Beacon] = []
+        for element in elements {
+            beacons.append(try Beacond.Beacon(properties: try DictionaryReader(element, what: Beacond.Beacon1.dictionary.title).entries))
+        }
+        return beacons
+    }
+
+    /// The state of this client's region `id`, else of beacons.yaml's.
+    public func regionState(_ id: String) async throws(BeacondError) -> RegionState {
+        let reply = try await call(Manager1.requestState, [.string(id)])
+        guard let state = reply.first?.string.flatMap(RegionState.init(rawValue:)) else {
+            throw DictionaryReader.malformed("RequestState answered \(reply)")
+        }
+        return state
+    }
+
+    /// The venue to answer with when nothing is in range; `nil` for nearest only.
+    public func setPreferredVenue(_ id: String?) async throws(BeacondError) {
+        _ = try await call(Manager1.setPreferredVenue, [.string(id ?? "")])
+    }
+
+    /// Re-reads beacons.yaml; `.invalidConfig` lists every problem, and nothing changes.
+    public func reload() async throws(BeacondError) {
+        _ = try await call(Manager1.reload)
+    }
+
+    /// Every monitored region (beacons.yaml's and every client's), by id.
+    public func regions() async throws(BeacondError) -> [Beacond.Region] {
+        let reply = try await call(
+            StandardInterfaces.objectManager, StandardInterfaces.getManagedObjects, [], timeout: .seconds(25))
+        guard case .dictionary(_, _, let objects)? = reply.first else {
+            throw DictionaryReader.malformed("GetManagedObjects did not answer a dictionary")
+        }
+        var regions: [Beacond.Region] = []
+        for object in objects {
+            guard let properties = object.value.stringKeyedEntries?[Beacond.Region1.name]?.stringKeyedEntries else { continue }
+            regions.append(try Beacond.Region(properties: properties))
+        }
+        return regions.sorted { ($0.id, $0.owner ?? "") < ($1.id, $1.owner ?? "") }
+    }
+
+    /// Manager1's properties.
+    public func status() async throws(BeacondError) -> Beacond.Status {
+        let reply = try await call(StandardInterfaces.properties, StandardInterfaces.getAll, [.string(Manager1.name)], timeout: .seconds(25))
+        return try Beacond.Status(properties: try DictionaryReader(reply.first, what: "beacond's status").entries)
+    }
+
+    /// Monitors `region` as this client's own until `stopMonitoring` or until this client leaves the bus.
+    func startMonitoring(_ region: MonitoredRegion) async throws(BeacondError) {
+        let options: DBusValue = .declared([
+            (Manager1.OptionKey.notifyOnEntry, .boolean(region.notifyOnEntry)), (Manager1.OptionKey.notifyOnExit, .boolean(region.notifyOnExit)),
+        ])
+        _ = try await call(Manager1.startMonitoring, [.string(region.id), region.constraint.dbusValue, options])
+    }
+
+    func stopMonitoring(_ id: String) async throws(BeacondError) {
+        _ = try await call(Manager1.stopMonitoring, [.string(id)])
+    }
+
+    // MARK: Calling
+
+    private func call(_ method: APIMethod, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws(BeacondError) -> [DBusValue] {
+        assert(arguments.map(\.signature) == method.inputs.map(\.type.signature), "\(method.name) takes other arguments")
+        return try await call(Manager1.name, method.name, arguments, timeout: timeout)
+    }
+
+    private func call(_ interface: String, _ member: String, _ arguments: [DBusValue], timeout: Duration) async throws(BeacondError) -> [DBusValue] {
+        do {
+            return try await connection.call(
+                destination: Beacond.busName, path: Beacond.root, interface: interface, member: member, arguments: arguments, timeout: timeout)
+        } catch {
+            throw BeacondError(error, bus: connection.bus)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// An async sequence of a `BeaconClient`, failing only with `BeacondError`
+/// (`.serviceNotRunning` when beacond leaves the bus). Leaving the loop or
+/// cancelling the task ends it and undoes what it set up on the bus.
+public struct BeaconUpdates<Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = BeacondError
+    let stream: AsyncThrowingStream<Element, any Error>
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Element, any Error>.AsyncIterator
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(BeacondError) -> Element? {
+            do {
+                return try await base.next(isolation: actor)
+            } catch {
+                throw error as? BeacondError ?? .bus(name: "", message: "\(error)")
+            }
+        }
+
+        public mutating func next() async throws(BeacondError) -> Element? {
+            try await next(isolation: nil)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator())
+    }
+}
+
+import BeacondAPI

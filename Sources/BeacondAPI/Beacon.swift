@@ -1,0 +1,39 @@
+import BeaconCore
+
+extension Beacond {
+    /// A ranged beacon as the API gives it (Beacon1's properties).
+    public struct Beacon: Sendable, Hashable {
+        public var identity: BeaconIdentity
+        /// The last advertisement's RSSI; `nil` when none is recent.
+        public var rssi: Int16?
+        public var filteredRSSI: Double
+        public var measuredPower: Int16
+        /// Metres; `nil` when unknown.
+        public var distance: Double?
+        public var accuracy: Double?
+        public var proximity: Proximity
+        public var isStationary: Bool
+        /// Unix milliseconds.
+        public var lastSeen: UInt64
+        public var address: String
+        /// The venue's id, if the beacon is a venue's.
+        public var venue: String?
+
+        public init(
+            identity: BeaconIdentity, rssi: Int16?, filteredRSSI: Double, measuredPower: Int16, distance: Double?, accuracy: Double?,
+            proximity: Proximity, isStationary: Bool, lastSeen: UInt64, address: String, venue: String?
+        ) {
+            self.identity = identity
+            self.rssi = rssi
+            self.filteredRSSI = filteredRSSI
+            self.measuredPower = measuredPower
+            self.distance = distance
+            self.accuracy = accuracy
+            self.proximity = proximity
+            self.isStationary = isStationary
+            self.lastSeen = lastSeen
+            self.address = address
+            self.venue = venue
+        }
+    }
+}

@@ -1,0 +1,13 @@
+/// org.beacond, declared once (SPEC section 6): the bus name, the object
+/// paths and the four interfaces. The service dispatches from these
+/// declarations, BeaconClient calls through them, and `generate-api` writes
+/// `dist/dbus/*.xml` and `docs/api/*.md` from them.
+public enum Beacond {
+    public static let busName = "org.beacond"
+    /// The manager's path, the ObjectManager for every object below it.
+    public static let root = "/org/beacond"
+
+    public static let interfaces: [APIInterface] = [
+        Manager1.interface, Region1.interface, Beacon1.interface, Venue1.interface,
+    ]
+}

@@ -1,0 +1,50 @@
+import BeaconCore
+
+extension Beacond {
+    /// A monitored region as the API gives it (Region1's properties).
+    public struct Region: Sendable, Hashable {
+        public var id: String
+        public var constraint: BeaconConstraint
+        public var state: RegionState
+        public var notifyOnEntry: Bool
+        public var notifyOnExit: Bool
+        /// `nil` for beacons.yaml's, else the owning client's bus name.
+        public var owner: String?
+
+        public init(id: String, constraint: BeaconConstraint, state: RegionState, notifyOnEntry: Bool, notifyOnExit: Bool, owner: String?) {
+            self.id = id
+            self.constraint = constraint
+            self.state = state
+            self.notifyOnEntry = notifyOnEntry
+            self.notifyOnExit = notifyOnExit
+            self.owner = owner
+        }
+    }
+
+    /// One element of `monitor(…)`, like a `CLMonitor` event.
+    public struct RegionEvent: Sendable, Hashable {
+        public enum Kind: Sendable, Hashable {
+            case entered, exited
+        }
+
+        /// The caller's id for the region.
+        public var id: String
+        public var kind: Kind
+
+        public init(id: String, kind: Kind) {
+            self.id = id
+            self.kind = kind
+        }
+    }
+
+    /// One element of `availabilityUpdates()`.
+    public struct Availability: Sendable, Hashable {
+        public var available: Bool
+        public var reason: String
+
+        public init(available: Bool, reason: String) {
+            self.available = available
+            self.reason = reason
+        }
+    }
+}
