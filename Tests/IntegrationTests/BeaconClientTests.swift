@@ -1,0 +1,269 @@
+@testable import BeaconClient
+import BeaconCore
+import BeaconTestSupport
+import BeacondAPI
+import BeacondBus
+import DBus
+import Foundation
+import Testing
+
+/// BeaconClient against the real beacond (simulated café) on a private bus:
+/// every method, the typed errors, and the async sequences.
+@Suite(.serialized) struct BeaconClientTests {
+    typealias Service = ServiceBusTests.Service
+
+    static func client(_ service: Service) async throws -> BeaconClient {
+        try await BeaconClient.connect(bus: .address(service.bus.address))
+    }
+
+    static let cafe = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+    static let venues = ["counter-1", "counter-2", "coffee-bar", "kaffeehaus-theke"]
+
+    @Test func everyMethodAnswersInTypedValues() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let requested = try await client.requestNearestVenue(timeout: .seconds(20))
+        #expect(Self.venues.contains(requested.id) && requested.source == .ranging && requested.beacon != nil, "\(requested)")
+        let now = try await client.nearestVenue()
+        #expect(Self.venues.contains(now.id) && !now.name.isEmpty)
+
+        let beacons = try await client.rangedBeacons()
+        #expect(!beacons.isEmpty)
+        #expect(beacons.contains { $0.venue != nil && $0.identity.uuid == Self.cafe })
+        let kaffeehaus = try await client.rangedBeacons(matching: BeaconConstraint(uuid: Self.cafe, major: 2))
+        #expect(kaffeehaus.allSatisfy { $0.identity.uuid == Self.cafe && $0.identity.major == 2 })
+
+        #expect(try await client.regionState("caffe-macs") == .inside)
+        let regions = try await client.regions()
+        let macs = try #require(regions.first { $0.id == "caffe-macs" })
+        #expect(macs.owner == nil && macs.constraint == BeaconConstraint(uuid: Self.cafe) && macs.state == .inside)
+        #expect(regions.first { $0.id == "espresso-bar" }?.constraint.major == 2)
+
+        try await client.setPreferredVenue("counter-2")
+        #expect(try await client.status().preferredVenue == "counter-2")
+        try await client.setPreferredVenue(nil)
+        let status = try await client.status()
+        #expect(status.preferredVenue == nil && status.available && status.source == "simulate" && status.mqtt == "off")
+        try await client.reload()
+    }
+
+    @Test func everyErrorBeacondSendsIsTyped() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        func error(_ work: () async throws -> Void) async -> BeacondError? {
+            do {
+                try await work()
+                return nil
+            } catch {
+                return error as? BeacondError
+            }
+        }
+        #expect(await error { _ = try await client.regionState("no-such-region") }?.code == .unknownRegion)
+        let unknownVenue = await error { try await client.setPreferredVenue("nowhere") }
+        #expect(unknownVenue?.code == .unknownVenue && unknownVenue?.message.contains("counter-1") == true)
+        #expect(await error { _ = try await client.requestNearestVenue(timeout: .seconds(301)) }?.code == .invalidArguments)
+        #expect(await error { try await client.stopMonitoring("caffe-macs") }?.code == .notOwner)
+        let mine = MonitoredRegion("mine", constraint: BeaconConstraint(uuid: Self.cafe))
+        try await client.startMonitoring(mine)
+        #expect(await error { try await client.startMonitoring(mine) }?.code == .regionExists)
+        for index in 1..<16 { try await client.startMonitoring(MonitoredRegion("mine-\(index)", constraint: mine.constraint)) }
+        #expect(await error { try await client.startMonitoring(MonitoredRegion("one-too-many", constraint: mine.constraint)) }?.code == .tooManyRegions)
+        #expect(await error { try await client.stopMonitoring("never-monitored") }?.code == .unknownRegion)
+
+        service.stop()
+        let gone = await error { _ = try await client.nearestVenue() }
+        guard case .serviceNotRunning(let message)? = gone else {
+            Issue.record("expected serviceNotRunning, got \(String(describing: gone))")
+            return
+        }
+        #expect(message.contains("sudo systemctl start beacond"))
+    }
+
+    @Test func noVenueLocationUnknownAndInvalidConfigAreTyped() async throws {
+        let configuration = try ServiceTrustTests.ownConfiguration()
+        let original = try String(contentsOf: configuration, encoding: .utf8)
+        // Venues whose beacons the simulated café does not have: nothing is ever nearest.
+        let elsewhere = original.replacingOccurrences(of: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major:", with: "0E0E0E0E-0000-4000-8000-000000000001, major:")
+            .replacingOccurrences(of: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E, major:", with: "0E0E0E0E-0000-4000-8000-000000000001, major:")
+            .replacingOccurrences(of: "regions:\n", with: "regions:\n  - id: elsewhere\n    uuid: 0E0E0E0E-0000-4000-8000-000000000001\n")
+        try #require(elsewhere != original)
+        try Data(elsewhere.utf8).write(to: configuration)
+        let service = try Service(configuration: configuration.path)
+        let client = try await Self.client(service)
+        do {
+            _ = try await client.nearestVenue()
+            Issue.record("a venue without its beacon was nearest")
+        } catch {
+            #expect(error.code == .noVenue, "\(error)")
+        }
+        do {
+            _ = try await client.requestNearestVenue(timeout: .milliseconds(300))
+            Issue.record("a venue without its beacon was nearest")
+        } catch {
+            #expect(error.code == .locationUnknown, "\(error)")
+        }
+        try Data("regions: [ {id: 3} ]\n".utf8).write(to: configuration)
+        do {
+            try await client.reload()
+            Issue.record("an invalid file was accepted")
+        } catch {
+            #expect(error.code == .invalidConfig && error.message.contains("beacons.yaml:1"), "\(error)")
+        }
+    }
+
+    @Test func aPolicyThatRefusesTheCallerIsAccessDenied() async throws {
+        let bus = try PrivateBus(policy: """
+            <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_type="method_call"/>
+                <allow send_type="signal"/>
+                <allow send_type="method_return"/>
+                <allow send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="signal"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+                <deny send_destination="\(Beacond.busName)" send_interface="\(Beacond.Manager1.name)"/>
+              </policy>
+            """)
+        let service = try Service(bus: bus)
+        let client = try await Self.client(service)
+        do {
+            _ = try await client.nearestVenue()
+            Issue.record("the policy let the call through")
+        } catch {
+            guard case .accessDenied(let message) = error else {
+                Issue.record("expected accessDenied, got \(error)")
+                return
+            }
+            #expect(message.contains("usermod -aG beacond"))
+        }
+    }
+
+    @Test func everyCodeMapsBothWays() {
+        for code in BeacondError.Code.allCases {
+            let error = BeacondError(code, "why")
+            #expect(error.code == code && error.message == "why")
+            #expect(BeacondError(error.dbusError, bus: .system) == error)
+        }
+        for name in ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"] {
+            guard case .serviceNotRunning = BeacondError(DBusError(name, ""), bus: .system) else {
+                Issue.record("\(name) is not serviceNotRunning")
+                continue
+            }
+        }
+        guard case .accessDenied = BeacondError(DBusError("org.freedesktop.DBus.Error.AccessDenied", ""), bus: .system) else {
+            Issue.record("AccessDenied is not accessDenied")
+            return
+        }
+    }
+
+    // MARK: Async sequences
+
+    @Test func nearestVenueUpdatesArriveAndEndWhenTheServiceGoes() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let (venues, announce) = AsyncStream<Beacond.Venue>.makeStream()
+        let consumer = Task { () async -> BeacondError? in
+            do {
+                for try await update in client.nearestVenueUpdates() {
+                    if let venue = update.venue { announce.yield(venue) }
+                }
+                return nil
+            } catch {
+                return error as? BeacondError
+            }
+        }
+        let venue = try await Self.within(.seconds(30)) { () async -> Beacond.Venue? in
+            for await venue in venues { return venue }
+            return nil
+        }
+        #expect(Self.venues.contains(venue?.id ?? ""))
+        service.stop()
+        let ending = try await Self.within(.seconds(10)) { await consumer.value }
+        guard case .serviceNotRunning? = ending else {
+            Issue.record("expected serviceNotRunning, got \(String(describing: ending))")
+            return
+        }
+    }
+
+    @Test func availabilityUpdatesStartWithTheCurrentState() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let first = try await Self.within(.seconds(10)) { () async throws -> Beacond.Availability? in
+            for try await availability in client.availabilityUpdates() { return availability }
+            return nil
+        }
+        #expect(first?.available == true)
+    }
+
+    @Test func monitorYieldsTheCallersRegionsAndCancellingRemovesThemAndTheMatchRules() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let observer = try await Self.client(service)
+        let rulesBefore = try await Self.matchRules(of: client)
+        let events = Task {
+            var seen: [Beacond.RegionEvent] = []
+            for try await event in client.monitor([MonitoredRegion("counters", constraint: BeaconConstraint(uuid: Self.cafe, major: 1))]) {
+                seen.append(event)
+                if event.kind == .entered { break }
+            }
+            return seen
+        }
+        let seen = try await Self.within(.seconds(30)) { try await events.value }
+        #expect(seen == [Beacond.RegionEvent(id: "counters", kind: .entered)])
+        // Leaving the loop ended the sequence: the region and the rules go.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var owned: [Beacond.Region] = []
+        var rules = -1
+        repeat {
+            owned = try await observer.regions().filter { $0.owner == client.uniqueName }
+            rules = try await Self.matchRules(of: client)
+            if owned.isEmpty && rules == rulesBefore { break }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < deadline
+        #expect(owned.isEmpty, "\(owned)")
+        #expect(rules == rulesBefore)
+    }
+
+    @Test func cancellingTheTaskStopsMonitoring() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        let task = Task { for try await _ in client.monitor([region]) {} }
+        var deadline = ContinuousClock.now + .seconds(10)
+        while try await client.regions().filter({ $0.owner == client.uniqueName }).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await client.regionState("far-away") == .unknown)
+        task.cancel()
+        deadline = ContinuousClock.now + .seconds(10)
+        while try await !client.regions().filter({ $0.owner == client.uniqueName }).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
+    }
+
+    /// The match rules the bus holds for `client` (dbus-daemon's Debug.Stats).
+    static func matchRules(of client: BeaconClient) async throws -> Int {
+        let reply = try await client.connection.call(
+            destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: "org.freedesktop.DBus.Debug.Stats",
+            member: "GetConnectionStats", arguments: [.string(client.uniqueName)])
+        return Int(try #require(reply.first?.stringKeyedEntries?["MatchRules"]?.integer))
+    }
+
+    /// `work`, failing the test when it takes longer than `limit` (a real event awaited with a deadline).
+    static func within<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw TestSupport.Failure("nothing within \(limit)") }
+            return value
+        }
+    }
+}
