@@ -112,21 +112,9 @@ import Testing
     }
 
     @Test func aPolicyThatRefusesTheCallerIsAccessDenied() async throws {
-        let bus = try PrivateBus(policy: """
-            <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_type="method_return"/>
-                <allow send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="signal"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-                <deny send_destination="\(Beacond.busName)" send_interface="\(Beacond.Manager1.name)"/>
-              </policy>
-            """)
+        let bus = try PrivateBus(
+            policy: PrivateBus.allowEverything(
+                then: "<deny send_destination=\"\(Beacond.busName)\" send_interface=\"\(Beacond.Manager1.name)\"/>"))
         let service = try Service(bus: bus)
         let client = try await Self.client(service)
         do {

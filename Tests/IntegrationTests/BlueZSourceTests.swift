@@ -1,4 +1,5 @@
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -81,7 +82,7 @@ import Testing
                 bus = dbus.bus.BusConnection(sys.argv[1])
                 def changed(available, reason):
                     print(("available: " if available else "unavailable: ") + reason, flush=True)
-                bus.add_signal_receiver(changed, signal_name="AvailabilityChanged", dbus_interface="org.beacond.Manager1")
+                bus.add_signal_receiver(changed, signal_name="AvailabilityChanged", dbus_interface="\(Beacond.Manager1.name)")
                 print("ready", flush=True)
                 GLib.MainLoop().run()
                 """
@@ -139,7 +140,7 @@ import Testing
     }
 
     static func available(_ service: Service) throws -> String {
-        try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Available"])
+        try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Available"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

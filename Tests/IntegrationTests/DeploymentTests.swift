@@ -1,4 +1,5 @@
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -54,7 +55,7 @@ import Testing
     @Test func theUnitGrantsOnlyWhatScanningNeeds() throws {
         let unit = try Self.keys("dist/systemd/beacond.service")
         #expect(unit["Type"] == "dbus")
-        #expect(unit["BusName"] == "org.beacond")
+        #expect(unit["BusName"] == Beacond.busName)
         #expect(unit["User"] == "beacond")
         #expect(unit["AmbientCapabilities"] == "CAP_NET_RAW CAP_NET_ADMIN")
         #expect(unit["CapabilityBoundingSet"] == "CAP_NET_RAW CAP_NET_ADMIN")
@@ -71,7 +72,7 @@ import Testing
 
     @Test func activationStartsTheUnitAsBeacond() throws {
         let activation = try Self.keys("dist/dbus-1/org.beacond.service")
-        #expect(activation["Name"] == "org.beacond")
+        #expect(activation["Name"] == Beacond.busName)
         #expect(activation["User"] == "beacond")
         let unit = try Self.keys("dist/systemd/beacond.service")
         #expect(activation["SystemdService"].map { $0 == "beacond.service" || $0 == unit["Alias"] } == true)

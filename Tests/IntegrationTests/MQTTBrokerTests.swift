@@ -1,4 +1,5 @@
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -25,7 +26,7 @@ import Testing
     }
 
     static func mqttProperty(_ service: Service) throws -> String {
-        let output = try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Mqtt"])
+        let output = try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Mqtt"])
         try #require(output.status == 0, "\(output.stderr)")
         return output.stdout
     }

@@ -1,4 +1,5 @@
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -55,14 +56,14 @@ struct PolicyTests {
         return try TestSupport.run(line[0], Array(line.dropFirst()))
     }
 
-    static let getVersion = ["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "Version"]
-    static let rangedBeacons = ["call", "org.beacond", "/org/beacond", "org.beacond.Manager1", "GetRangedBeacons", "a{sv}", "0"]
+    static let getVersion = ["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Version"]
+    static let rangedBeacons = ["call", Beacond.busName, Beacond.root, Beacond.Manager1.name, "GetRangedBeacons", "a{sv}", "0"]
 
     @Test func membersOfGroupBeacondAndRootGetAnswersOthersAreDenied() throws {
         let service = try Self.service()
         // The bus says who owns the name: user beacond.
         let owner = try service.busctl(
-            ["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser", "s", "org.beacond"])
+            ["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser", "s", Beacond.busName])
         #expect(owner.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "u \(getpwnam("beacond")!.pointee.pw_uid)")
         for user in ["beacond-tester", nil] {
             let version = try Self.busctl(service, as: user, Self.getVersion)
@@ -79,14 +80,14 @@ struct PolicyTests {
         }
         // Introspection stays open to everyone, so tools can discover the API.
         let introspection = try Self.busctl(
-            service, as: "nobody", ["call", "org.beacond", "/org/beacond", "org.freedesktop.DBus.Introspectable", "Introspect"])
+            service, as: "nobody", ["call", Beacond.busName, Beacond.root, "org.freedesktop.DBus.Introspectable", "Introspect"])
         #expect(introspection.status == 0, "\(introspection.stderr)")
-        #expect(introspection.stdout.contains("org.beacond.Manager1"))
+        #expect(introspection.stdout.contains("\(Beacond.Manager1.name)"))
         // But not the trees below it, whose object names say which beacons and venues are near.
         for path in ["/org/beacond/beacon", "/org/beacond/venue", "/org/beacond/region/caffe_2dmacs"] {
-            let below = try Self.busctl(service, as: "nobody", ["call", "org.beacond", path, "org.freedesktop.DBus.Introspectable", "Introspect"])
+            let below = try Self.busctl(service, as: "nobody", ["call", Beacond.busName, path, "org.freedesktop.DBus.Introspectable", "Introspect"])
             #expect(below.status != 0 && below.stderr.contains("Access denied"), "\(path): \(below.stdout)")
-            let member = try Self.busctl(service, as: "beacond-tester", ["call", "org.beacond", path, "org.freedesktop.DBus.Introspectable", "Introspect"])
+            let member = try Self.busctl(service, as: "beacond-tester", ["call", Beacond.busName, path, "org.freedesktop.DBus.Introspectable", "Introspect"])
             #expect(member.status == 0, "\(path): \(member.stderr)")
         }
     }
@@ -103,7 +104,7 @@ struct PolicyTests {
             let log = directory.appendingPathComponent("\(user).txt")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let command = try TestSupport.asUser(user) + [
-                TestSupport.tool("stdbuf")!, "-oL", TestSupport.tool("gdbus")!, "monitor", "--address", bus.address, "--dest", "org.beacond",
+                TestSupport.tool("stdbuf")!, "-oL", TestSupport.tool("gdbus")!, "monitor", "--address", bus.address, "--dest", Beacond.busName,
             ]
             let process = Process()
             process.executableURL = URL(fileURLWithPath: command[0])
@@ -122,7 +123,7 @@ struct PolicyTests {
         while Date() < deadline, !(text(member).contains("NearestVenueChanged") && text(member).contains("InterfacesAdded")) {
             usleep(100_000)
         }
-        #expect(text(member).contains("org.beacond.Manager1.NearestVenueChanged"), "\(text(member))\n\(service.logText)")
+        #expect(text(member).contains("\(Beacond.Manager1.name).\(Beacond.Manager1.nearestVenueChanged.name)"), "\(text(member))\n\(service.logText)")
         #expect(text(member).contains("org.freedesktop.DBus.ObjectManager.InterfacesAdded"))
         let outsider = text(monitors[1].log)
         for member in ["RegionEntered", "NearestVenueChanged", "InterfacesAdded", "PropertiesChanged"] {
@@ -137,7 +138,7 @@ struct PolicyTests {
             import dbus, sys
             bus = dbus.bus.BusConnection(sys.argv[1])
             try:
-                bus.request_name("org.beacond", dbus.bus.NAME_FLAG_REPLACE_EXISTING | dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
+                bus.request_name("\(Beacond.busName)", dbus.bus.NAME_FLAG_REPLACE_EXISTING | dbus.bus.NAME_FLAG_DO_NOT_QUEUE)
                 print("owned")
             except dbus.exceptions.DBusException as error:
                 print(error.get_dbus_name())
@@ -152,7 +153,7 @@ struct PolicyTests {
              "--state-dir", service.state.path, "--config", service.configuration],
             as: "beacond")
         #expect(second.status != 0)
-        #expect(second.stderr.contains("org.beacond"), "\(second.stderr)")
+        #expect(second.stderr.contains(Beacond.busName), "\(second.stderr)")
         let stillAnswering = try Self.busctl(service, as: "beacond-tester", Self.getVersion)
         #expect(stillAnswering.status == 0)
     }

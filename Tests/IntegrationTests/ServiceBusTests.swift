@@ -1,4 +1,6 @@
 import BeaconTestSupport
+import BeacondAPI
+import BeacondBus
 import Foundation
 import Testing
 
@@ -51,7 +53,7 @@ import Testing
             self.process = process
             // Wait for the real event: the name appearing on the bus.
             let waited = try TestSupport.run(
-                TestSupport.tool("gdbus")!, ["wait", "--address", bus.address, "--timeout", "30", "org.beacond"])
+                TestSupport.tool("gdbus")!, ["wait", "--address", bus.address, "--timeout", "30", Beacond.busName])
             try #require(waited.status == 0, "beacond did not take org.beacond: \(logText)")
         }
 
@@ -73,7 +75,7 @@ import Testing
         }
 
         func call(_ member: String, _ arguments: [String] = []) throws -> TestSupport.Output {
-            try busctl(["call", "org.beacond", "/org/beacond", "org.beacond.Manager1", member] + arguments)
+            try busctl(["call", Beacond.busName, Beacond.root, Beacond.Manager1.name, member] + arguments)
         }
 
         /// Runs a python script with `bus` bound to a connection to this bus.
@@ -81,7 +83,7 @@ import Testing
             let prelude = """
                 import dbus, json, sys
                 bus = dbus.bus.BusConnection("\(bus.address)")
-                manager = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.beacond.Manager1")
+                manager = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
 
                 """
             return try TestSupport.run("/usr/bin/python3", ["-c", prelude + script])
@@ -164,8 +166,8 @@ import Testing
                     print(error.get_dbus_name())
             """)
         #expect(names.stdout.split(separator: "\n") == [
-            "org.beacond.Error.UnknownRegion", "org.beacond.Error.UnknownVenue", "org.beacond.Error.InvalidArguments",
-            "org.beacond.Error.UnknownRegion",
+            "\(BeacondError.Code.unknownRegion.name)", "\(BeacondError.Code.unknownVenue.name)", "\(BeacondError.Code.invalidArguments.name)",
+            "\(BeacondError.Code.unknownRegion.name)",
         ])
         let state = try service.call("RequestState", ["s", "caffe-macs"])
         #expect(state.status == 0)
@@ -178,8 +180,8 @@ import Testing
             path = manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(1)},
                                            {"notify_on_exit": False})
             print(path)
-            region = dbus.Interface(bus.get_object("org.beacond", path), "org.freedesktop.DBus.Properties")
-            print(region.Get("org.beacond.Region1", "Owner") == bus.get_unique_name(), region.Get("org.beacond.Region1", "Major"))
+            region = dbus.Interface(bus.get_object("\(Beacond.busName)", path), "org.freedesktop.DBus.Properties")
+            print(region.Get("\(Beacond.Region1.name)", "Owner") == bus.get_unique_name(), region.Get("\(Beacond.Region1.name)", "Major"))
             try:
                 manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
             except dbus.exceptions.DBusException as error:
@@ -192,7 +194,7 @@ import Testing
         let lines = added.stdout.split(separator: "\n")
         #expect(lines.count == 4, "\(added.stdout)")
         #expect(lines.first?.hasPrefix("/org/beacond/client/") == true && lines.first?.hasSuffix("/mine") == true)
-        #expect(lines.dropFirst() == ["True 1", "org.beacond.Error.RegionExists", "True True"])
+        #expect(lines.dropFirst() == ["True 1", "\(BeacondError.Code.regionExists.name)", "True True"])
         // The python process has left the bus: its regions are gone (an event beacond logs), the configured one stays.
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !service.logText.contains("/caffe-macs removed: its owner left") { usleep(50_000) }
@@ -207,7 +209,7 @@ import Testing
         let monitor = try BusMonitor(
             bus,
             rules: [
-                "type='signal',interface='org.beacond.Manager1'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
+                "type='signal',interface='\(Beacond.Manager1.name)'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
                 "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
             ])
         let monitorStart = monitor.started
@@ -238,24 +240,25 @@ import Testing
 
         let gdbus = TestSupport.tool("gdbus")!
         let managed = try TestSupport.run(
-            gdbus, ["call", "--address", bus.address, "--dest", "org.beacond", "--object-path", "/org/beacond",
+            gdbus, ["call", "--address", bus.address, "--dest", Beacond.busName, "--object-path", Beacond.root,
                     "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
         #expect(managed.stdout.contains("'/org/beacond/region/caffe_2dmacs'"))
         #expect(managed.stdout.contains("'/org/beacond/venue/coffee_2dbar'"))
         #expect(managed.stdout.contains("'Name': <'咖啡小站'>"))
-        #expect(managed.stdout.contains("org.beacond.Beacon1"))
+        #expect(managed.stdout.contains("\(Beacond.Beacon1.name)"))
 
         // The shipped introspection XML is what the service introspects (a Region1
         // leaves out Major and Minor when it takes any, so those two are not compared).
         let beacon = try #require(
-            try service.busctl(["tree", "org.beacond", "--list"]).stdout.split(separator: "\n").first { $0.contains("/beacon/") })
-        for (path, file) in [
-            ("/org/beacond", "org.beacond.Manager1.xml"), ("/org/beacond/region/caffe_2dmacs", "org.beacond.Region1.xml"),
-            ("/org/beacond/venue/counter_2d1", "org.beacond.Venue1.xml"), (String(beacon), "org.beacond.Beacon1.xml"),
+            try service.busctl(["tree", Beacond.busName, "--list"]).stdout.split(separator: "\n").first { $0.contains("/beacon/") })
+        for (path, declared) in [
+            (Beacond.root, Beacond.Manager1.interface), ("\(Beacond.Region1.configuredPath)/caffe_2dmacs", Beacond.Region1.interface),
+            ("\(Beacond.Venue1.path)/counter_2d1", Beacond.Venue1.interface), (String(beacon), Beacond.Beacon1.interface),
         ] {
-            let xml = try service.busctl(["introspect", "--xml-interface", "org.beacond", path])
+            let xml = try service.busctl(["introspect", "--xml-interface", Beacond.busName, path])
+            let file = IntrospectionFile.fileName(declared)
             let shipped = try String(contentsOfFile: TestSupport.repository("dist/dbus/\(file)"), encoding: .utf8)
-            let interface = file.replacingOccurrences(of: ".xml", with: "")
+            let interface = declared.name
             let live = try #require(Self.interfaceElement(interface, in: xml.stdout), "\(path) has no \(interface)")
             #expect(live == Self.interfaceElement(interface, in: shipped), "\(file) differs from \(path)")
         }
@@ -270,7 +273,7 @@ import Testing
         let entersBefore = service.logText.components(separatedBy: "region caffe-macs entered").count - 1
         #expect(entersBefore == 1)
         let again = try Service(bus: service.bus, state: service.state)
-        let preferred = try again.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"])
+        let preferred = try again.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
         #expect(preferred.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"coffee-bar\"")
         #expect(again.logText.contains("restored state"))
         let state = try again.call("RequestState", ["s", "caffe-macs"])
@@ -296,7 +299,7 @@ import Testing
         let again = try Service(bus: service.bus, state: service.state)
         #expect(again.logText.contains("is corrupt"), "\(again.logText)")
         #expect(again.logText.contains("starting afresh and replacing it"))
-        let preferred = try again.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"])
+        let preferred = try again.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
         #expect(preferred.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"\"")
         // Replaced by a whole file as soon as something changes.
         #expect(try again.call("SetPreferredVenue", ["s", "counter-1"]).status == 0)
@@ -329,12 +332,12 @@ import Testing
                       lambda: dbus.Array([], signature="s"), lambda: True, lambda: 1.5, lambda: dbus.ObjectPath("/x")]
             errors = 0
             # No introspection: python sends whatever types it is given, as a careless client would.
-            proxy = bus.get_object("org.beacond", "/org/beacond", introspect=False)
+            proxy = bus.get_object("\(Beacond.busName)", "\(Beacond.root)", introspect=False)
             for i in range(2000):
                 method = random.choice(methods)
                 arguments = [random.choice(values)() for _ in range(random.randint(0, 3))]
                 try:
-                    proxy.get_dbus_method(method, "org.beacond.Manager1")(*arguments, timeout=5)
+                    proxy.get_dbus_method(method, "\(Beacond.Manager1.name)")(*arguments, timeout=5)
                 except dbus.exceptions.DBusException:
                     errors += 1
             print(errors)
@@ -391,7 +394,7 @@ import Testing
             """.utf8
         ).write(to: configuration)
         let bus = try PrivateBus()
-        let monitor = try BusMonitor(bus, rules: ["type='signal',interface='org.beacond.Manager1'"])
+        let monitor = try BusMonitor(bus, rules: ["type='signal',interface='\(Beacond.Manager1.name)'"])
         let service = try Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@4")
@@ -416,7 +419,7 @@ import Testing
         let lines = during.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
         #expect(["bean-counter ranging", "gimbal-stand ranging"].contains(lines.first ?? ""))
-        #expect(lines.dropFirst().first == "16 org.beacond.Error.TooManyRegions")
+        #expect(lines.dropFirst().first == "16 \(BeacondError.Code.tooManyRegions.name)")
         #expect(lines.dropFirst(2).first == "inside")
         #expect(lines.last == "reloaded")
 
@@ -439,9 +442,9 @@ import Testing
                     print("answered")
                 except dbus.exceptions.DBusException as error:
                     print(error.get_dbus_name())
-            print(bool(dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.Properties").Get("org.beacond.Manager1", "Available")))
+            print(bool(dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.Properties").Get("\(Beacond.Manager1.name)", "Available")))
             """)
-        #expect(afterwards.stdout.split(separator: "\n") == ["org.beacond.Error.NoVenue", "org.beacond.Error.LocationUnknown", "False"], "\(afterwards.stderr)\n\(service.logText)")
+        #expect(afterwards.stdout.split(separator: "\n") == ["\(BeacondError.Code.noVenue.name)", "\(BeacondError.Code.locationUnknown.name)", "False"], "\(afterwards.stderr)\n\(service.logText)")
     }
 
     /// The `<interface name="…">…</interface>` element, whitespace-normalised.

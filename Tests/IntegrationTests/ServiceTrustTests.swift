@@ -1,5 +1,6 @@
 import BeaconCore
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -23,9 +24,9 @@ import Testing
 
     /// Every Region1 object with its properties, as GetManagedObjects gives them: "path key=value ...".
     static let regionObjects = """
-        objects = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
+        objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
         for path in sorted(objects):
-            region = objects[path].get("org.beacond.Region1")
+            region = objects[path].get("\(Beacond.Region1.name)")
             if region is not None:
                 print(path, " ".join("%s=%s" % (key, region[key]) for key in sorted(region)))
         """
@@ -63,25 +64,25 @@ import Testing
             import dbus.lowlevel
             # 100 StartMonitoring calls sent without waiting for any answer.
             for i in range(100):
-                call = dbus.lowlevel.MethodCallMessage("org.beacond", "/org/beacond", "org.beacond.Manager1", "StartMonitoring")
+                call = dbus.lowlevel.MethodCallMessage("\(Beacond.busName)", "\(Beacond.root)", "\(Beacond.Manager1.name)", "StartMonitoring")
                 call.append("pipelined-%d" % i, {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, dbus.Dictionary({}, signature="sv"), signature="sa{sv}a{sv}")
                 bus.send_message(call)
             try:
                 manager.StartMonitoring("last", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
             except dbus.exceptions.DBusException as error:
                 print(error.get_dbus_name())
-            objects = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
-            print(sum(1 for path, interfaces in objects.items() if interfaces.get("org.beacond.Region1", {}).get("Owner") == bus.get_unique_name()))
+            objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
+            print(sum(1 for path, interfaces in objects.items() if interfaces.get("\(Beacond.Region1.name)", {}).get("Owner") == bus.get_unique_name()))
             # Many clients together: 17 more of 16 each meet the global bound of 256.
             """)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.split(separator: "\n") == ["org.beacond.Error.TooManyRegions", "16"], "\(result.stdout)")
+        #expect(result.stdout.split(separator: "\n") == ["\(BeacondError.Code.tooManyRegions.name)", "16"], "\(result.stdout)")
         let global = try service.python(
             """
             clients = [dbus.bus.BusConnection("\(service.bus.address)") for _ in range(17)]
             added, refused = 0, set()
             for n, client in enumerate(clients):
-                other = dbus.Interface(client.get_object("org.beacond", "/org/beacond"), "org.beacond.Manager1")
+                other = dbus.Interface(client.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
                 for i in range(16):
                     try:
                         other.StartMonitoring("r%d" % i, {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(n)}, {})
@@ -91,7 +92,7 @@ import Testing
             print(added, sorted(refused))
             """)
         #expect(global.status == 0, "\(global.stderr)")
-        #expect(global.stdout == "256 ['org.beacond.Error.TooManyRegions']\n", "\(global.stdout)")
+        #expect(global.stdout == "256 ['\(BeacondError.Code.tooManyRegions.name)']\n", "\(global.stdout)")
         #expect(try service.call("GetRangedBeacons", ["a{sv}", "0"]).status == 0)
     }
 
@@ -164,7 +165,7 @@ import Testing
         let seconds = 25
         let capture = try Self.floodCapture(rate: rate, seconds: seconds)
         let bus = try PrivateBus()
-        let monitor = try ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='org.beacond'"])
+        let monitor = try ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='\(Beacond.busName)'"])
         let service = try Service(bus: bus, source: "replay:\(capture.path)")
         let watched = try service.python(
             """
@@ -172,8 +173,8 @@ import Testing
             venue = manager.RequestNearestVenue(dbus.UInt32(15000), timeout=30)
             answers = [str(venue["id"])]
             written = 0
-            manager_props = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.Properties")
-            while str(manager_props.Get("org.beacond.Manager1", "Available")) == "1":
+            manager_props = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.Properties")
+            while str(manager_props.Get("\(Beacond.Manager1.name)", "Available")) == "1":
                 try:
                     answers.append(str(manager.GetNearestVenue(timeout=5)["id"]))
                 except dbus.exceptions.DBusException as error:
@@ -181,8 +182,8 @@ import Testing
                 manager.SetPreferredVenue("counter-2", timeout=5)
                 manager.SetPreferredVenue("", timeout=5)
                 written += 2
-                objects = dbus.Interface(bus.get_object("org.beacond", "/org/beacond"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects(timeout=5)
-                beacons = sum(1 for interfaces in objects.values() if "org.beacond.Beacon1" in interfaces)
+                objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects(timeout=5)
+                beacons = sum(1 for interfaces in objects.values() if "\(Beacond.Beacon1.name)" in interfaces)
                 print("beacons", beacons, "state", manager.RequestState("caffe-macs"))
                 time.sleep(0.5)
             print("answers", " ".join(sorted(set(answers))), len(answers), "written", written)

@@ -1,4 +1,5 @@
 import BeaconTestSupport
+import BeacondAPI
 import Foundation
 import Testing
 
@@ -14,7 +15,7 @@ struct StateDirectoryTests {
     typealias Service = ServiceBusTests.Service
 
     static func preferredVenue(_ service: Service) throws -> String {
-        try service.busctl(["get-property", "org.beacond", "/org/beacond", "org.beacond.Manager1", "PreferredVenue"]).stdout
+        try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -8,6 +8,26 @@ public final class PrivateBus: @unchecked Sendable {
     public let directory: URL
     private let process: Process
 
+    /// A default policy that allows everything, then applies `rules` (later rules win).
+    public static func allowEverything(then rules: String = "") -> String {
+        """
+        <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_type="method_return"/>
+            <allow send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="signal"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow eavesdrop="true"/>
+            \(rules)
+          </policy>
+        """
+    }
+
     /// - Parameter policy: `<policy>` elements; the default allows everything.
     public init(policy: String? = nil, includes: [String] = []) throws {
         directory = try TestSupport.temporaryDirectory()
@@ -19,21 +39,7 @@ public final class PrivateBus: @unchecked Sendable {
               <type>system</type>
               <listen>unix:path=\(socket)</listen>
               <auth>EXTERNAL</auth>
-              \(policy ?? """
-            <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_type="method_return"/>
-                <allow send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="signal"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-                <allow eavesdrop="true"/>
-              </policy>
-            """)
+              \(policy ?? Self.allowEverything())
               \(includes.map { "<include>\($0)</include>" }.joined(separator: "\n  "))
             </busconfig>
             """
