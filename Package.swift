@@ -75,6 +75,8 @@ let package = Package(
         .target(name: "BeacondBus", dependencies: ["BeacondAPI", "BeaconCore", "DBus"]),
         .target(name: "BeaconClient", dependencies: ["BeacondAPI", "BeacondBus", "BeaconCore", "DBus"]),
         .executableTarget(name: "generate-api", dependencies: ["BeacondAPI", "BeacondBus"]),
+        // An example of BeaconClient, built with the package so the tests build and run it.
+        .executableTarget(name: "kiosk-menu", dependencies: ["BeaconClient", "BeacondAPI"], path: "Examples/KioskMenu"),
         .target(
             name: "BeaconService",
             dependencies: [
