@@ -233,6 +233,34 @@ import Testing
         #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
     }
 
+    /// beaconctl monitor is the sequences, printed: a client's region entered
+    /// while it runs is a JSON line. Regions are added until one is seen (the
+    /// first may enter before beaconctl has subscribed).
+    @Test func beaconctlMonitorPrintsWhatTheSequencesYield() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beaconctl"))
+        process.arguments = ["monitor", "--json", "--bus", service.bus.address]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.killAndWait() }
+        var probes: [Task<Void, any Error>] = []
+        defer { probes.forEach { $0.cancel() } }
+        var seen: [String: Any]?
+        for attempt in 0..<6 where seen == nil {
+            let region = MonitoredRegion("probe-\(attempt)", constraint: BeaconConstraint(uuid: Self.cafe))
+            probes.append(Task { for try await _ in client.monitor([region]) {} })
+            let deadline = DispatchTime.now() + 5
+            while seen == nil, let line = output.fileHandleForReading.availableLine(deadline: deadline) {
+                let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                if event?["id"] as? String == region.id { seen = event }
+            }
+        }
+        #expect(seen?["event"] as? String == Beacond.Manager1.regionEntered.name, "\(String(describing: seen))")
+    }
+
     /// The match rules the bus holds for `client` (dbus-daemon's Debug.Stats).
     static func matchRules(of client: BeaconClient) async throws -> Int {
         let reply = try await client.connection.call(
