@@ -81,7 +81,7 @@ extension BeaconClient {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
         let bus = connection.bus
         let subscriptions = signals.map { signal, element in
-            SignalSubscription(connection, sender: Beacond.busName, path: Beacond.root, interface: Manager1.name, member: signal.name) { received in
+            BusSubscription(connection, sender: Beacond.busName, path: Beacond.root, interface: Manager1.name, member: signal.name) { received in
                 do {
                     if let value = try element(received) { continuation.yield(value) }
                 } catch {
@@ -90,7 +90,7 @@ extension BeaconClient {
             }
         }
         + [
-            SignalSubscription(
+            BusSubscription(
                 connection, sender: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
                 member: StandardInterfaces.nameOwnerChanged
             ) { signal in

@@ -233,6 +233,30 @@ import Testing
         #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
     }
 
+    /// Two sequences hold the same match rules; ending one leaves the other's
+    /// on the bus (the bus keeps one copy of a rule per AddMatch).
+    @Test func endingOneSequenceLeavesAnotherWithTheSameRules() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let before = try await Self.matchRules(of: client)
+        let first = Task { for try await _ in client.nearestVenueUpdates() {} }
+        let second = Task { for try await _ in client.nearestVenueUpdates() {} }
+        defer { second.cancel() }
+        func rules(reaching rules: Int) async throws -> Int {
+            let deadline = ContinuousClock.now + .seconds(10)
+            var now = try await Self.matchRules(of: client)
+            while now != rules, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                now = try await Self.matchRules(of: client)
+            }
+            return now
+        }
+        let both = try await rules(reaching: before + 4)
+        #expect(both == before + 4)
+        first.cancel()
+        #expect(try await rules(reaching: before + 2) == before + 2)
+    }
+
     /// beaconctl monitor is the sequences, printed: a client's region entered
     /// while it runs is a JSON line. Regions are added until one is seen (the
     /// first may enter before beaconctl has subscribed).

@@ -3,8 +3,9 @@ import DBus
 /// A signal subscription that can be undone completely: the binding's
 /// `unsubscribe` drops the handler but leaves the match rule on the bus, so
 /// this also sends RemoveMatch for the rule `subscribe` added. (A small
-/// extension of the binding's public API, kept here; the binding may grow its own.)
-struct SignalSubscription: Sendable {
+/// extension of the binding's public API, kept here. Once the binding's
+/// `unsubscribe` removes the rule itself, `cancel` must only unsubscribe.)
+struct BusSubscription: Sendable {
     let connection: DBusConnection
     let token: UInt64
     let rule: String
