@@ -1,3 +1,4 @@
+import BeaconClient
 import BeaconTestSupport
 import BeacondAPI
 import Foundation
@@ -35,6 +36,19 @@ struct StateDirectoryTests {
         service.stop()
         try service.start()
         #expect(try Self.preferredVenue(service) == "s \"counter-2\"")
+    }
+
+    @Test func aClientIsToldStateNotSavedAndNothingChanges() async throws {
+        let service = try Service(user: "beacond")
+        #expect(chmod(service.state.path, 0o500) == 0)
+        let client = try await BeaconClient.connect(bus: .address(service.bus.address))
+        do {
+            try await client.setPreferredVenue("counter-2")
+            Issue.record("a change that could not be saved was acknowledged")
+        } catch {
+            #expect(error.code == .stateNotSaved && error.message.contains("unchanged"), "\(error)")
+        }
+        #expect(try await client.status().preferredVenue == nil)
     }
 
     @Test func aPlantedTemporaryFileIsNeverWrittenThrough() throws {
