@@ -55,7 +55,8 @@ public enum APIReference {
     /// The keys of a declared dictionary, as a list.
     private static func dictionary(_ type: APIType, named name: String? = nil) -> [String] {
         guard let dictionary = type.dictionary else { return [] }
-        var lines = ["`\(name ?? "value")` (\(dictionary.title)) has the keys:", ""]
+        let subject = if case .array = type { "Each element of `\(name ?? "value")`" } else { "`\(name ?? "value")`" }
+        var lines = ["\(subject) (\(dictionary.title)) has the keys:", ""]
         lines += dictionary.keys.map { "- `\($0.name)` \($0.type.signature): \($0.doc)" }
         return lines + [""]
     }
