@@ -2,6 +2,7 @@ import BeaconCore
 import BeacondAPI
 import BeacondBus
 import DBus
+import Synchronization
 
 extension BeaconClient {
     private typealias Manager1 = Beacond.Manager1
@@ -73,17 +74,30 @@ extension BeaconClient {
     /// A sequence fed by Manager1's `signals` (each turned into an element,
     /// or skipped for `nil`), begun by `start` and ended by cancellation
     /// (then `stop` runs and the match rules go) or by beacond leaving the bus.
+    ///
+    /// Signals that come while `start` runs are held back: when there are
+    /// any they are yielded instead of `start`'s elements. beacond signals
+    /// every change, so the last of them is at least as new as `start`'s
+    /// answer, which may have been read before them.
     private func updates<Element: Sendable>(
         _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)],
         start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
         stop: @escaping @Sendable (BeaconClient) async -> Void
     ) -> BeaconUpdates<Element> {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
+        let early = Mutex<[Element]?>([])
+        let deliver = { @Sendable (value: Element) in
+            let held = early.withLock { early -> Bool in
+                early?.append(value)
+                return early != nil
+            }
+            if !held { continuation.yield(value) }
+        }
         let bus = connection.bus
         let subscriptions = signals.map { signal, element in
             BusSubscription(connection, sender: Beacond.busName, path: Beacond.root, interface: Manager1.name, member: signal.name) { received in
                 do {
-                    if let value = try element(received) { continuation.yield(value) }
+                    if let value = try element(received) { deliver(value) }
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -100,7 +114,11 @@ extension BeaconClient {
         ]
         let starting = Task {
             do throws(BeacondError) {
-                for value in try await start(self) { continuation.yield(value) }
+                let initial = try await start(self)
+                early.withLock { early in
+                    for value in early?.isEmpty == false ? early! : initial { continuation.yield(value) }
+                    early = nil
+                }
             } catch {
                 continuation.finish(throwing: error)
             }
