@@ -48,7 +48,14 @@ deb=$(scripts/package.sh "$@" | tail -1)
 scripts/install-deps.sh debootstrap
 
 # Inside the root: a clean environment, as apt and a service would have.
-in_root() { chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+environment=(PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
+in_root() { chroot "$rootfs" /usr/bin/env -i "${environment[@]}" DEBIAN_FRONTEND=noninteractive "$@"; }
+mounts=(var/cache/apt/archives dev/pts dev proc)  # innermost first
+unmount() {
+    for mount in "${mounts[@]}"; do
+        if mountpoint -q "$rootfs/$mount"; then umount "$rootfs/$mount"; fi
+    done
+}
 
 started=()
 cleanup() {
@@ -56,10 +63,7 @@ cleanup() {
     for pid in "${started[@]}"; do
         while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
     done
-    for mount in var/cache/apt/archives dev/pts dev proc; do
-        mountpoint -q "$rootfs/$mount" && umount "$rootfs/$mount"
-    done
-    return 0
+    unmount
 }
 trap cleanup EXIT
 
@@ -67,9 +71,7 @@ trap cleanup EXIT
 mkdir -p "$cache/archives"
 tarball=$cache/$suite-minbase-$arch.tar
 if [[ -d $rootfs ]]; then
-    for mount in var/cache/apt/archives dev/pts dev proc; do
-        mountpoint -q "$rootfs/$mount" && umount "$rootfs/$mount"
-    done
+    unmount
     rm -rf "$rootfs"
 fi
 if [[ ! -e $tarball ]]; then
@@ -90,7 +92,7 @@ printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d" && chmod 0755 "$r
 cp "$deb" "$rootfs/tmp/"
 package=/tmp/$(basename "$deb")
 
-in_root apt-get update -qq
+in_root apt-get update -qq || skip "apt-get update inside the root cannot reach $mirror"
 check "apt install ./$(basename "$deb") (Depends from $suite)" \
     in_root apt -o APT::Keep-Downloaded-Packages=true install -y -q "$package"
 status() { in_root dpkg-query -W -f='${Status}' beacond 2>/dev/null || true; }
@@ -121,7 +123,7 @@ state=/var/lib/$(key StateDirectory)
 install -d -m "$(key StateDirectoryMode)" -o "$(in_root id -u "$user")" -g "$(in_root id -g "$(key Group)")" "$rootfs$state"
 # chroot, env, setpriv and env exec each other: $! is beacond's own pid.
 # shellcheck disable=SC2086  # ExecStart is a command line
-chroot "$rootfs" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 STATE_DIRECTORY="$state" \
+chroot "$rootfs" /usr/bin/env -i "${environment[@]}" STATE_DIRECTORY="$state" \
     setpriv --reuid="$user" --regid="$(key Group)" --init-groups $exec_start --source simulate:cafe >"$out/beacond.log" 2>&1 &
 service=$!
 started+=("$service")
