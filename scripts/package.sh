@@ -60,6 +60,16 @@ install -D -m 0644 dist/dbus-1/org.beacond.service "$stage/usr/share/dbus-1/syst
 install -D -m 0644 -t "$stage/usr/share/dbus-1/interfaces" dist/dbus/*.xml
 install -D -m 0644 beacons.yaml "$stage/etc/beacond/beacons.yaml"
 install -D -m 0644 -t "$stage/etc/beacond/scenarios" scenarios/*.yaml
+# Manual pages from the programs' own help (swift-argument-parser's
+# generate-manual, built from the checkout SwiftPM made for the build).
+manual=$out/argument-parser/release/generate-manual
+swift build --package-path .build/checkouts/swift-argument-parser --scratch-path "$out/argument-parser" \
+    -c release --product generate-manual >/dev/null
+mkdir -p "$stage/usr/share/man/man1"
+for executable in "${executables[@]}"; do
+    "$manual" "$bin/$executable" --date "$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory "$stage/usr/share/man/man1"
+done
+gzip -9n "$stage"/usr/share/man/man1/*.1
 doc=$stage/usr/share/doc/beacond
 install -D -m 0644 dist/debian/copyright "$doc/copyright"
 install -D -m 0644 dist/systemd/beacond-mqtt.conf "$doc/examples/beacond-mqtt.conf"
