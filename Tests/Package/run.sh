@@ -4,7 +4,8 @@
 # (its Depends from Debian's archive), then checks the installed files, runs
 # the installed service as user beacond on the root's own system bus with the
 # installed policy until `beaconctl nearest` answers from the simulated café,
-# and removes and purges it. One line per check; exits non-zero if any fails.
+# and reinstalls (keeping an edited conffile), removes and purges it. One
+# line per check; exits non-zero if any fails.
 #
 #   Tests/Package/run.sh [--prebuilt]     (--prebuilt goes to scripts/package.sh)
 #
@@ -105,6 +106,13 @@ check "the unit is enabled with its D-Bus alias" in_root sh -c \
 check "beacons.yaml and the scenarios are conffiles" in_root sh -c \
     'dpkg-query -W -f="\${Conffiles}" beacond | grep -q " /etc/beacond/beacons.yaml " && dpkg-query -W -f="\${Conffiles}" beacond | grep -q " /etc/beacond/scenarios/cafe.yaml "'
 check "beacond check-config /etc/beacond/beacons.yaml" in_root beacond check-config /etc/beacond/beacons.yaml
+edit_survives() {
+    echo "# the admin's edit" >>"$rootfs/etc/beacond/beacons.yaml"
+    in_root apt-get install -y -q --reinstall "$package" || return 1
+    grep -qx "# the admin's edit" "$rootfs/etc/beacond/beacons.yaml" && installed &&
+        test -L "$rootfs/etc/systemd/system/multi-user.target.wants/beacond.service"
+}
+check "reinstalled: the edited beacons.yaml is kept, the unit still enabled" edit_survives
 
 # The root's system bus: Debian's system.conf, which includes the installed policy.
 mkdir -p "$rootfs/run/dbus"
