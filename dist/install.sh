@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $(id -u) -eq 0 ]] || { echo "run as root: sudo dist/install.sh" >&2; exit 1; }
-deb=$(scripts/package.sh | tail -1)
+deb=$(scripts/package.sh)
 apt-get install -y "$deb"
 beacond check-config /etc/beacond/beacons.yaml
 echo "installed. Add yourself to group beacond (sudo usermod -aG beacond \$USER, then log in again) and try: beaconctl nearest"

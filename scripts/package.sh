@@ -9,7 +9,7 @@
 #
 # Version: what `beacond --version` says (BeacondVersion in Sources/beacond),
 # plus +git<commits>.<hash> in a git checkout (.dirty with uncommitted changes).
-# Prints the package's path on the last line. Output: .build-package/.
+# Prints the package's path on stdout, everything else on stderr. Output: .build-package/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,8 +25,9 @@ esac
 
 scripts/install-deps.sh dpkg-dev lintian binutils
 if ! $prebuilt; then
-    "${build[@]}" --product beacond
-    "${build[@]}" --product beaconctl
+    # Progress to stderr: stdout is the package's path alone.
+    "${build[@]}" --product beacond >&2
+    "${build[@]}" --product beaconctl >&2
 fi
 bin=$("${build[@]}" --show-bin-path)
 executables=(beacond beaconctl)
@@ -64,7 +65,7 @@ install -D -m 0644 -t "$stage/etc/beacond/scenarios" scenarios/*.yaml
 # generate-manual, built from the checkout SwiftPM made for the build).
 manual=$out/argument-parser/release/generate-manual
 swift build --package-path .build/checkouts/swift-argument-parser --scratch-path "$out/argument-parser" \
-    -c release --product generate-manual >/dev/null
+    -c release --product generate-manual >&2
 mkdir -p "$stage/usr/share/man/man1"
 for executable in "${executables[@]}"; do
     "$manual" "$bin/$executable" --date "$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory "$stage/usr/share/man/man1"

@@ -45,7 +45,11 @@ check() {  # check NAME COMMAND...: one line, counted
     fi
 }
 
-deb=$(scripts/package.sh "$@" | tail -1)
+if ! deb=$(scripts/package.sh "$@"); then
+    echo "FAIL: scripts/package.sh (above)"
+    echo "package: 0 passed, 1 failed"
+    exit 1
+fi
 scripts/install-deps.sh debootstrap
 
 # Inside the root: a clean environment, as apt and a service would have.
