@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian / Raspberry Pi OS packages beacond builds and tests with.
 # Idempotent: installs only what is missing. Needs root (or sudo).
+#   scripts/install-deps.sh [PACKAGE...]   (more packages a script needs, e.g. scripts/package.sh's)
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,7 @@ packages=(
     mosquitto-clients  # mosquitto_sub, mosquitto_passwd
     libmosquitto-dev   # libmosquitto (the MQTT publisher)
     tshark             # Wireshark's dissectors: the pcapng cross-check
+    "$@"
 )
 
 missing=()

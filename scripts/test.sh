@@ -2,9 +2,11 @@
 # Runs every test of beacond: unit, property and integration tests (btmon,
 # dbus-daemon, python-dbusmock); then, for the whole suite, checks that a
 # fresh clone with nothing beside it builds and passes (scripts/check-clone.sh),
-# and runs the live sources against a real Linux Bluetooth stack under qemu
+# runs the live sources against a real Linux Bluetooth stack under qemu
 # (Tests/RealStack; skipped, saying why, where qemu cannot run, or with
-# BEACOND_REALSTACK=skip).
+# BEACOND_REALSTACK=skip), and installs the Debian package into a fresh
+# Debian root and tries it there (Tests/Package; skipped, saying why, without
+# root or Debian's mirror, or with BEACOND_PACKAGE=skip).
 # Arguments go to `swift test` (e.g. --filter SUITE) and skip the clone check.
 # Installs what it needs first.
 set -euo pipefail
@@ -25,4 +27,5 @@ if (($# == 0)); then
     else
         echo "realstack: SKIPPED: BEACOND_REALSTACK=skip" >&2
     fi
+    Tests/Package/run.sh
 fi

@@ -16,14 +16,14 @@ import Testing
     }
 
     /// `systemd-analyze verify` passes with nothing to say, once ExecStart
-    /// points at a built beacond (this machine has none in /usr/local/bin).
+    /// points at a built beacond (the build machine has no package installed).
     @Test func systemdVerifiesTheUnitWithoutAWord() throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
-        #expect(unit.contains("ExecStart=/usr/local/bin/beacond "))
+        #expect(unit.contains("ExecStart=/usr/bin/beacond "))
         let path = directory.appendingPathComponent("beacond.service").path
-        try Data(unit.replacingOccurrences(of: "/usr/local/bin/beacond", with: TestSupport.product("beacond")).utf8)
+        try Data(unit.replacingOccurrences(of: "/usr/bin/beacond", with: TestSupport.product("beacond")).utf8)
             .write(to: URL(fileURLWithPath: path))
         let result = try TestSupport.run(TestSupport.tool("systemd-analyze")!, ["verify", path])
         #expect(result.status == 0)
@@ -36,7 +36,7 @@ import Testing
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
-        try Data(unit.replacingOccurrences(of: "/usr/local/bin/beacond", with: TestSupport.product("beacond")).utf8)
+        try Data(unit.replacingOccurrences(of: "/usr/bin/beacond", with: TestSupport.product("beacond")).utf8)
             .write(to: directory.appendingPathComponent("beacond.service"))
         let dropIns = directory.appendingPathComponent("beacond.service.d")
         try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
