@@ -75,7 +75,18 @@ actor BusState {
             dbus_timeout_handle(entry.handle.pointer)
         }
         dispatchAll(raw)
-        linked.store(dbus_connection_get_is_connected(raw) != 0, ordering: .releasing)
+        let isLinked = dbus_connection_get_is_connected(raw) != 0
+        linked.store(isLinked, ordering: .releasing)
+        if !isLinked { failWaitingCalls("the \(bus) bus went away before a reply came") }
+    }
+
+    /// libdbus never notifies the calls pending when the link drops (it
+    /// queues their timeout errors as plain messages), so the caller's
+    /// continuations are failed here.
+    private func failWaitingCalls(_ reason: String) {
+        let waiting = calls.values
+        calls.removeAll()
+        for call in waiting { call.abandon(.disconnected(reason)) }
     }
 
     private func dispatchAll(_ raw: OpaquePointer) {
@@ -89,9 +100,7 @@ actor BusState {
     private func shutDown() {
         guard let raw else { return }
         dbus_connection_flush(raw)
-        let waiting = calls.values
-        calls.removeAll()
-        for call in waiting { call.abandon(.disconnected("the connection to the \(bus) bus closed before a reply came")) }
+        failWaitingCalls("the connection to the \(bus) bus closed before a reply came")
         dbus_connection_close(raw)
         dbus_connection_unref(raw)
         self.raw = nil
