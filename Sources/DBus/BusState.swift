@@ -50,12 +50,17 @@ actor BusState {
     // MARK: The loop's round
 
     /// Dispatches what arrived, polls the enabled watches and the wake-up
-    /// pipe (without blocking if `mayBlock` is false: work is waiting),
+    /// pipe (without blocking if `mayBlock` is false: work is waiting), and
     /// handles the ready watches and the expired timeouts, each only if
-    /// still registered (see `EventSources`), and dispatches again.
+    /// still registered (see `EventSources`). What they read is dispatched
+    /// next round, after the work handed over meanwhile: an object exported
+    /// before a call was sent is there when the call is dispatched.
     private func round(wakeDescriptor: Int32, mayBlock: Bool) {
         guard let raw else { return }
         dispatchAll(raw)
+        let isLinked = dbus_connection_get_is_connected(raw) != 0
+        linked.store(isLinked, ordering: .releasing)
+        if !isLinked { failWaitingCalls("the \(bus) bus went away before a reply came") }
         let polled = sources.enabledWatches
         var descriptors = polled.map { pollfd(fd: dbus_watch_get_unix_fd($0.handle.pointer), events: EventSources.pollEvents($0.handle.pointer), revents: 0) }
         descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
@@ -74,10 +79,6 @@ actor BusState {
         for entry in sources.expiredTimeouts(at: now) where sources.rearm(timeout: entry, now: now) {
             dbus_timeout_handle(entry.handle.pointer)
         }
-        dispatchAll(raw)
-        let isLinked = dbus_connection_get_is_connected(raw) != 0
-        linked.store(isLinked, ordering: .releasing)
-        if !isLinked { failWaitingCalls("the \(bus) bus went away before a reply came") }
     }
 
     /// libdbus never notifies the calls pending when the link drops (it
