@@ -58,9 +58,7 @@ actor BusState {
     private func round(wakeDescriptor: Int32, mayBlock: Bool) {
         guard let raw else { return }
         dispatchAll(raw)
-        let isLinked = dbus_connection_get_is_connected(raw) != 0
-        linked.store(isLinked, ordering: .releasing)
-        if !isLinked { failWaitingCalls("the \(bus) bus went away before a reply came") }
+        if !updateLink(raw) { failWaitingCalls("the \(bus) bus went away before a reply came") }
         let polled = sources.enabledWatches
         var descriptors = polled.map { pollfd(fd: dbus_watch_get_unix_fd($0.handle.pointer), events: EventSources.pollEvents($0.handle.pointer), revents: 0) }
         descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
@@ -79,6 +77,15 @@ actor BusState {
         for entry in sources.expiredTimeouts(at: now) where sources.rearm(timeout: entry, now: now) {
             dbus_timeout_handle(entry.handle.pointer)
         }
+        updateLink(raw)
+    }
+
+    /// Records whether libdbus is still linked to the bus (handling a watch may have found it gone).
+    @discardableResult
+    private func updateLink(_ raw: OpaquePointer) -> Bool {
+        let isLinked = dbus_connection_get_is_connected(raw) != 0
+        linked.store(isLinked, ordering: .releasing)
+        return isLinked
     }
 
     /// libdbus never notifies the calls pending when the link drops (it
@@ -105,6 +112,9 @@ actor BusState {
         dbus_connection_close(raw)
         dbus_connection_unref(raw)
         self.raw = nil
+        // Handlers often hold their connection: dropping them breaks that cycle.
+        tree = ObjectTree()
+        subscriptions.removeAll()
         linked.store(false, ordering: .releasing)
     }
 

@@ -118,6 +118,14 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        // The runtime holds this executor unowned, and a job run here may let
+        // the last owner go: AddressSanitizer caught the loop freed mid-drain.
+        let owner = Unmanaged.passRetained(self)
+        defer { owner.release() }
+        hand(job)
+    }
+
+    private func hand(_ job: UnownedJob) {
         enum Next { case wake, nothing, drain }
         let next = mailbox.withLock { mailbox -> Next in
             mailbox.work.append(.job(job))
