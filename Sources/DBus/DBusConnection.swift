@@ -80,6 +80,12 @@ public final class DBusConnection: Sendable {
         objects = ObjectServer(core: core)
     }
 
+    /// A connection nobody holds any more closes (its thread and socket would
+    /// otherwise live on). Its handlers must not hold it for this to happen.
+    deinit {
+        core.loop.close()
+    }
+
     /// The serial executor of the connection's thread; any thread.
     public var executor: DBusEventLoop { core.loop }
 

@@ -47,6 +47,15 @@ import Testing
         #expect(connection.state == .closed)
     }
 
+    @Test func aConnectionNobodyHoldsCloses() async throws {
+        let bus = try PrivateBus()
+        var connection: DBusConnection? = try DBusConnection.connect(.address(bus.address))
+        let loop = try #require(connection?.executor)
+        #expect(loop.state == .open)
+        connection = nil
+        #expect(loop.state == .closed)
+    }
+
     @Test func aCallAfterCloseFailsAtOnce() async throws {
         let bus = try PrivateBus()
         let connection = try DBusConnection.connect(.address(bus.address))
