@@ -244,8 +244,9 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
             return mailbox.work
         }
         run(leftover)
-        mailbox.withLock { $0.draining = false }
+        // Before another thread may claim the draining: its claim must not be overwritten.
         isolatedThread.store(0, ordering: .releasing)
+        mailbox.withLock { $0.draining = false }
         drainAfterCloseIfNeeded()
         ended.leave()
     }
