@@ -103,11 +103,17 @@ actor BusState {
         }
     }
 
-    /// The loop's last step: sends what is queued, fails the calls still
+    /// The loop's last step: sends what is queued (for up to a second: a bus
+    /// that stopped reading must not hold the close), fails the calls still
     /// waiting, closes and frees the libdbus connection.
     private func shutDown() {
         guard let raw else { return }
-        dbus_connection_flush(raw)
+        let deadline = ContinuousClock.now + .seconds(1)
+        while dbus_connection_has_messages_to_send(raw) != 0, dbus_connection_get_is_connected(raw) != 0,
+            ContinuousClock.now < deadline
+        {
+            _ = dbus_connection_read_write(raw, 100)
+        }
         failWaitingCalls("the connection to the \(bus) bus closed before a reply came")
         dbus_connection_close(raw)
         dbus_connection_unref(raw)

@@ -110,6 +110,25 @@ import Testing
         #expect(fixture.name.held.withLock { $0.isEmpty })
     }
 
+    /// A bus that stopped reading (here: stopped) must not hold close(), which
+    /// once flushed without a bound.
+    @Test func closeDoesNotWaitForABusThatStoppedReading() async throws {
+        let bus = try PrivateBus()
+        let connection = try DBusConnection.connect(.address(bus.address))
+        #expect(kill(bus.processIdentifier, SIGSTOP) == 0)
+        // Killed, not terminated, at the end: a stopped daemon would not act on SIGTERM.
+        defer { kill(bus.processIdentifier, SIGKILL) }
+        let chunk = String(repeating: "x", count: 64 * 1024)
+        for _ in 0..<100 {
+            connection.emit(path: "/flood", interface: "org.example.Flood", member: "Chunk", arguments: [.string(chunk)])
+        }
+        let closed = try await within(seconds: 10) { () -> DBusEventLoop.State in
+            connection.close()
+            return connection.state
+        }
+        #expect(closed == .closed)
+    }
+
     @Test func aHandlerMayCloseItsOwnConnection() async throws {
         let bus = try PrivateBus()
         let server = try DBusConnection.connect(.address(bus.address))
