@@ -5,14 +5,20 @@ to the same service in the same run, at 1, 100 and 1,000 calls per second.
 Starts a private dbus-daemon and `beacond --source simulate` on it, waits until
 beacond has an answer, then for each rate sends calls on a fixed schedule
 (alternating the two methods) and reports p50/p99 of each and their ratio.
-Usage: scripts/bench-dbus.py [path/to/beacond] [seconds per rate]
+With `raw`, each call is a low-level message and its reply is not decoded:
+the times leave out python-dbus turning the reply's arguments into Python
+objects (large for GetNearestVenue's a{sv}, nothing for Ping's empty reply),
+so the two differ only by what the service does.
+Usage: scripts/bench-dbus.py [path/to/beacond] [seconds per rate] [raw]
 """
 import os, subprocess, sys, tempfile, time, statistics
 
 import dbus
+import dbus.lowlevel
 
 beacond = sys.argv[1] if len(sys.argv) > 1 else ".build/release/beacond"
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+raw = len(sys.argv) > 3 and sys.argv[3] == "raw"
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 work = tempfile.mkdtemp(prefix="beacond-bench-")
@@ -37,6 +43,18 @@ try:
     proxy = bus.get_object("org.beacond", "/org/beacond", introspect=False)
     nearest = proxy.get_dbus_method("GetNearestVenue", "org.beacond.Manager1")
     ping = proxy.get_dbus_method("Ping", "org.freedesktop.DBus.Peer")
+    if raw:
+        owner = bus.get_name_owner("org.beacond")
+
+        def undecoded(interface, member):
+            def call(timeout):
+                message = dbus.lowlevel.MethodCallMessage(owner, "/org/beacond", interface, member)
+                reply = bus.send_message_with_reply_and_block(message, timeout)
+                assert reply.get_type() == 2, reply.get_error_name()
+            return call
+
+        nearest = undecoded("org.beacond.Manager1", "GetNearestVenue")
+        ping = undecoded("org.freedesktop.DBus.Peer", "Ping")
     proxy.get_dbus_method("RequestNearestVenue", "org.beacond.Manager1")(dbus.UInt32(20000), timeout=30)
 
     def percentile(values, p):

@@ -128,7 +128,7 @@ extension BeaconClient {
             Task {
                 _ = await starting.result
                 await stop(self)
-                for subscription in subscriptions { await subscription.cancel() }
+                for subscription in subscriptions { subscription.cancel() }
             }
         }
         return BeaconUpdates(stream: stream)

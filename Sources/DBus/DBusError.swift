@@ -38,4 +38,19 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func failed(_ message: String) -> DBusError {
         DBusError("org.freedesktop.DBus.Error.Failed", message)
     }
+
+    /// The connection is closing or closed (libdbus's name for it).
+    public static func disconnected(_ message: String) -> DBusError {
+        DBusError(disconnectedName, message)
+    }
+
+    public static let disconnectedName = "org.freedesktop.DBus.Error.Disconnected"
+
+    /// The calling task was cancelled before the reply came. Never sent on the
+    /// bus, so it has a name of the binding's own.
+    public static func cancelled(_ message: String) -> DBusError {
+        DBusError(cancelledName, message)
+    }
+
+    public static let cancelledName = "DBus.Error.Cancelled"
 }

@@ -28,8 +28,9 @@ public struct DBusInterface: Sendable {
         public var name: String
         public var inputs: [Argument]
         public var outputs: [Argument]
-        /// Called on the connection's thread: answer at once, or keep the
-        /// call and answer later from anywhere (a deferred reply).
+        /// Called on the connection's thread (in-memory bus: in its isolation):
+        /// answer at once, which sends the reply with no hop, or keep the call
+        /// and answer later from anywhere (a deferred reply).
         public var handler: @Sendable (DBusMethodCall) -> Void
 
         public init(
@@ -48,8 +49,11 @@ public struct DBusInterface: Sendable {
     public struct Property: Sendable {
         public var name: String
         public var signature: String
+        /// Called on the connection's thread (Get, GetAll, GetManagedObjects,
+        /// PropertiesChanged, InterfacesAdded): keep it quick, never waiting.
         public var get: @Sendable () -> DBusValue
-        /// `nil` for read-only properties. Receives the value and the caller's bus name.
+        /// `nil` for read-only properties. Receives the value and the caller's
+        /// bus name, on the connection's thread; a thrown error is the caller's answer.
         public var set: (@Sendable (DBusValue, String) throws(DBusError) -> Void)?
 
         public init(
@@ -101,7 +105,16 @@ public struct DBusInterface: Sendable {
     }
 
     private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 }

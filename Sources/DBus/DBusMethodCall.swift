@@ -4,20 +4,29 @@ import Synchronization
 /// A method call received by an exported object. Answer it exactly once,
 /// now or later, from any thread; one dropped without an answer fails, so a
 /// caller is never left waiting for nothing.
+///
+/// Threading: handlers receive it on the connection's thread; an answer
+/// given there is sent at once, one given elsewhere is handed to that thread.
 public final class DBusMethodCall: Sendable {
     public let sender: String
     public let path: String
     public let interface: String
     public let member: String
     public let arguments: [DBusValue]
-    private let message: Handle
-    private let connection: DBusConnection
+    private let responder: Responder
     private let answered = Atomic<Bool>(false)
 
-    init(message: OpaquePointer, connection: DBusConnection) {
+    /// Where the answer goes.
+    enum Responder: Sendable {
+        /// To the libdbus message, through its connection's state.
+        case bus(Handle, BusState)
+        /// To a caller on the in-memory bus.
+        case memory(@Sendable (Result<[DBusValue], DBusError>) -> Void)
+    }
+
+    init(message: OpaquePointer, state: BusState) {
         dbus_message_ref(message)
-        self.message = Handle(pointer: message)
-        self.connection = connection
+        responder = .bus(Handle(pointer: message), state)
         sender = dbus_message_get_sender(message).map { String(cString: $0) } ?? ""
         path = dbus_message_get_path(message).map { String(cString: $0) } ?? ""
         interface = dbus_message_get_interface(message).map { String(cString: $0) } ?? ""
@@ -25,12 +34,24 @@ public final class DBusMethodCall: Sendable {
         arguments = MessageCoder.read(message)
     }
 
+    init(
+        sender: String, path: String, interface: String, member: String, arguments: [DBusValue],
+        answer: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void
+    ) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+        responder = .memory(answer)
+    }
+
     deinit {
         if !answered.load(ordering: .acquiring) {
             send(.failure(.failed("\(member) was not answered")))
         }
-        let message = message
-        connection.perform { dbus_message_unref(message.pointer) }
+        // libdbus counts a message's references atomically: any thread may drop one.
+        if case .bus(let message, _) = responder { dbus_message_unref(message.pointer) }
     }
 
     public func reply(_ values: [DBusValue] = []) {
@@ -52,43 +73,18 @@ public final class DBusMethodCall: Sendable {
     }
 
     private func send(_ result: Result<[DBusValue], DBusError>) {
-        let message = message
-        connection.perform { [connection] in
-            guard dbus_message_get_no_reply(message.pointer) == 0 else { return }
-            let reply: OpaquePointer?
-            switch result {
-            case .success(let values):
-                reply = dbus_message_new_method_return(message.pointer)
-                if let reply {
-                    do throws(DBusError) {
-                        try MessageCoder.append(values, to: reply)
-                    } catch {
-                        dbus_message_unref(reply)
-                        Self.sendError(.failed("reply could not be encoded: \(error.message)"), to: message.pointer, on: connection)
-                        return
-                    }
-                }
-            case .failure(let error):
-                Self.sendError(error, to: message.pointer, on: connection)
-                return
-            }
-            if let reply {
-                dbus_connection_send(connection.raw, reply, nil)
-                dbus_message_unref(reply)
-            }
+        switch responder {
+        case .bus(let message, let state):
+            state.send(result, to: message)
+        case .memory(let answer):
+            answer(result)
         }
-    }
-
-    static func sendError(_ error: DBusError, to message: OpaquePointer, on connection: DBusConnection) {
-        guard let reply = dbus_message_new_error(message, error.name, error.message) else { return }
-        dbus_connection_send(connection.raw, reply, nil)
-        dbus_message_unref(reply)
     }
 }
 
 /// A libdbus object (message, watch, timeout) handed between threads. libdbus
 /// is initialised for threads, and this binding uses such objects only on the
-/// connection's thread or under its lock.
+/// connection's thread (messages' reference counts excepted, which are atomic).
 struct Handle: Hashable, @unchecked Sendable {
     let pointer: OpaquePointer
 }

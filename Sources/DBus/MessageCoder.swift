@@ -95,7 +95,7 @@ enum MessageCoder {
         }
     }
 
-    private static func validate(_ value: DBusValue) throws(DBusError) {
+    static func validate(_ value: DBusValue) throws(DBusError) {
         switch value {
         case .string(let s) where !DBusNames.isValidString(s):
             throw .invalidArgs("a string contains a NUL character")

@@ -62,6 +62,8 @@ import Testing
             try await server.requestName("org.example.Counter")
             server.objects.setObjectManager(at: "/org/example")
             server.export("/org/example/counter", interfaces: [DBusConnectionTests.counterInterface(name: name)])
+            // Exporting is handed to the connection's thread: once this answers, it is done and announced.
+            _ = await server.objects.isExported("/org/example/counter")
         }
     }
 

@@ -60,6 +60,9 @@ public final class PrivateBus: @unchecked Sendable {
         address = line
     }
 
+    /// The daemon's process, for tests that stop it or make it vanish.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     deinit {
         process.killAndWait()
         try? FileManager.default.removeItem(at: directory)
