@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # service-rss.sh BEACOND [SECONDS]: the resident memory of `beacond run` on a
 # private session bus after SECONDS (default 30) with the simulated café and
-# with 1, 100 and 1,000 beacons in view (docs/benchmarks.md). Prints VmRSS and
-# VmHWM (the peak) from /proc/PID/status for each. Use a release build.
+# with 1, 100 and 1,000 beacons in view (docs/benchmarks.md). Prints VmRSS,
+# VmHWM (the peak), RssAnon (its own heap and stacks) and RssFile (mapped code
+# and data of the binary and libraries) from /proc/PID/status. Use a release build.
 set -euo pipefail
 beacond=$(realpath "$1")
 seconds=${2:-30}
@@ -41,7 +42,7 @@ for scenario in scenarios/cafe.yaml "$work/crowd-1.yaml" "$work/crowd-100.yaml" 
         "$0" run --bus session --config beacons.yaml --source "simulate:$1" --state-dir "$2" --log-level warning &
         pid=$!
         sleep "$3"
-        echo "$(basename "$1" .yaml): $(grep -E "VmRSS|VmHWM" /proc/$pid/status | tr -s " \t" " " | tr "\n" " ")"
+        echo "$(basename "$1" .yaml): $(grep -E "VmRSS|VmHWM|RssAnon|RssFile" /proc/$pid/status | tr -s " \t" " " | tr "\n" " ")"
         kill -INT $pid
         wait $pid || true
     ' "$beacond" "$scenario" "$work/state" "$seconds"
