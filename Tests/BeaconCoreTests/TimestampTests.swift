@@ -14,6 +14,9 @@ import Testing
         (-1, "1969-12-31T23:59:59.999999Z"),
         (-2_208_988_800_000_000, "1900-01-01T00:00:00.000000Z"),
         (86_399_000_001, "1970-01-01T23:59:59.000001Z"),
+        // The extremes (GNU date agrees): the longest texts a capture can make.
+        (Int64.max, "294247-01-10T04:00:54.775807Z"),
+        (Int64.min, "-290308-12-21T19:59:05.224192Z"),
     ])
     func description(microseconds: Int64, text: String) {
         #expect(Timestamp(microsecondsSinceEpoch: microseconds).description == text)

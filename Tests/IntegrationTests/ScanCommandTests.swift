@@ -1,3 +1,4 @@
+import BeaconCore
 import BeaconTestSupport
 import Foundation
 import Testing
@@ -22,6 +23,67 @@ import Testing
         #expect(result.stderr.contains("242 advertisements read"))
         #expect(result.stderr.contains("113 iBeacons decoded"))
         #expect(result.stderr.contains("0 malformed dropped"))
+    }
+
+    /// The lines are written byte by byte for speed; they must read exactly
+    /// as Foundation's `JSONEncoder` (sorted keys) and string interpolation
+    /// write them, for every address type, no reading, an implausible
+    /// measured power and the extreme times.
+    @Test(arguments: [false, true]) func linesReadAsFoundationWritesThem(json: Bool) throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var writer = BtsnoopWriter(datalink: .monitor)
+        var expected: [String] = []
+        let uuid = UUID()
+        let times = [Int64.min, -1, 0, 1_700_000_000_123_456, Int64.max].map(Timestamp.init(microsecondsSinceEpoch:))
+        for (index, time) in times.enumerated() {
+            for addressType in [0, 1, 2, 3, 0x42] as [UInt8] {
+                for (rssi, power) in [(Int8(-67), Int8(-59)), (127, -59), (0, -20), (-128, 0), (-1, -128)] {
+                    let identity = BeaconIdentity(uuid: uuid, major: UInt16(index * 16_000), minor: UInt16.max - UInt16(addressType))
+                    let frame = IBeaconFrame(identity: identity, measuredPower: power)
+                    let address = BluetoothAddress(0xA0, 0x0B, UInt8(index), addressType, UInt8(bitPattern: rssi), 0xFF)
+                    let report = AdvertisingReport(
+                        kind: .legacy(.advNonconnInd), addressType: addressType, address: address, rssi: rssi,
+                        data: ([0x02, 0x01, 0x06] + frame.advertisingData)[...])
+                    writer.append(event: HCIEvent.advertisingReportEvent([report]), at: time)
+                    let sighting = BeaconSighting(
+                        time: time, frame: frame, rssi: rssi == 127 || rssi == 0 ? nil : rssi, address: address,
+                        addressType: addressType)
+                    expected.append(json ? try Self.foundationJSON(sighting) : Self.interpolatedText(sighting))
+                }
+            }
+        }
+        let path = directory.appendingPathComponent("all-kinds.btsnoop").path
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
+        let result = try TestSupport.run(
+            TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max"] + (json ? ["--json"] : []))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").map(String.init) == expected)
+    }
+
+    /// A sighting as `scan --json` printed it with `JSONEncoder`.
+    static func foundationJSON(_ sighting: BeaconSighting) throws -> String {
+        struct Record: Encodable {
+            var time: String, time_us: Int64, address: String, address_type: String, uuid: String
+            var major: UInt16, minor: UInt16, measured_power: Int8, measured_power_plausible: Bool, rssi: Int8?
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let record = Record(
+            time: sighting.time.description, time_us: sighting.time.microsecondsSinceEpoch,
+            address: sighting.address.description, address_type: AdvertisingReport.addressTypeName(sighting.addressType),
+            uuid: sighting.identity.uuid.uuidString, major: sighting.identity.major, minor: sighting.identity.minor,
+            measured_power: sighting.frame.measuredPower,
+            measured_power_plausible: sighting.frame.hasPlausibleMeasuredPower, rssi: sighting.rssi)
+        return String(decoding: try encoder.encode(record), as: UTF8.self)
+    }
+
+    /// A sighting as `scan` printed it with string interpolation.
+    static func interpolatedText(_ sighting: BeaconSighting) -> String {
+        let identity = sighting.identity
+        let power = "\(sighting.frame.measuredPower) dBm" + (sighting.frame.hasPlausibleMeasuredPower ? "" : " (not a 1 m calibration)")
+        return "\(sighting.time) \(sighting.address) \(identity.uuid.uuidString) major \(identity.major) minor \(identity.minor) "
+            + "power \(power) rssi \(sighting.rssi.map { "\($0) dBm" } ?? "n/a")"
     }
 
     @Test func truncatedCaptureReplaysWhatItHasAndSaysWhere() throws {

@@ -1,6 +1,6 @@
 import BeaconCore
+import BenchmarkInputs
 import Benchmark
-import Foundation
 
 // Every throughput benchmark measures a whole number of advertisements per
 // iteration equal to its `scalingFactor` (1,000 or 1,000,000), so ordo-one's
@@ -8,105 +8,9 @@ import Foundation
 // columns marked `*` (time, mallocs) read per advertisement (`--scale` shows
 // them per iteration instead).
 //
-// Inputs are built outside the measured region: lazily in the static lets
-// below or before `startMeasurement()`. Each benchmark runs in its own process,
+// Inputs are built outside the measured region: lazily in `Inputs`'s static
+// lets or before `startMeasurement()`. Each benchmark runs in its own process,
 // so one benchmark's inputs do not count in another's peak memory.
-
-/// Inputs built once, outside the measured code.
-enum Inputs {
-    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
-    static let otherCompany: [UInt8] = [0x02, 0x01, 0x06, 0x07, 0xFF, 0x59, 0x00, 0x01, 0x02, 0x03, 0x04]
-    static let scanResponse: [UInt8] = [0x08, 0x09] + Array("beacon1".utf8)
-
-    /// Flags and an iBeacon, as a beacon sends them.
-    static func payload(major: UInt16 = 1, minor: UInt16 = 2) -> [UInt8] {
-        [0x02, 0x01, 0x06]
-            + IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), measuredPower: -59)
-            .advertisingData
-    }
-
-    static func address(_ beacon: Int) -> BluetoothAddress {
-        BluetoothAddress(
-            0xC0, 0x00, UInt8(truncatingIfNeeded: beacon >> 16), UInt8(truncatingIfNeeded: beacon >> 8),
-            UInt8(truncatingIfNeeded: beacon), 0x01)
-    }
-
-    /// One legacy LE advertising report.
-    static func report(_ data: [UInt8], beacon: Int = 0, rssi: Int8 = -67, scanResponse: Bool = false) -> AdvertisingReport {
-        AdvertisingReport(
-            kind: .legacy(scanResponse ? .scanResponse : .advNonconnInd), addressType: 1,
-            address: address(beacon), rssi: rssi, data: data[...])
-    }
-
-    /// One legacy LE advertising report event, as the controller sends it.
-    static func event(_ data: [UInt8], beacon: Int = 0, rssi: Int8 = -67, scanResponse: Bool = false) -> [UInt8] {
-        HCIEvent.advertisingReportEvent([report(data, beacon: beacon, rssi: rssi, scanResponse: scanResponse)])
-    }
-
-    static let payload: [UInt8] = payload()
-    static let event: [UInt8] = event(payload)
-
-    /// The 100,000 advertisements of the replay benchmarks: iBeacons from 50
-    /// beacons (half), scan responses (a quarter) and another company's data
-    /// (a quarter), about 3,000 a second, as a busy room gives.
-    static let capturedEvents = 100_000
-    static let capturedReports: [(AdvertisingReport, Timestamp)] = {
-        let iBeacons = (0..<50).map { payload(major: 1, minor: UInt16($0)) }
-        return (0..<capturedEvents).map { index in
-            let beacon = index % 50
-            let report: AdvertisingReport =
-                switch index % 4 {
-                case 0, 1: report(iBeacons[beacon], beacon: beacon, rssi: Int8(-45 - index % 40))
-                case 2: report(scanResponse, beacon: beacon, rssi: Int8(-45 - index % 40), scanResponse: true)
-                default: report(otherCompany, beacon: 1000 + beacon, rssi: -80)
-                }
-            return (report, Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + Int64(index) * 333))
-        }
-    }()
-
-    /// Those as a btsnoop capture (datalink 2001, as `btmon -w` writes), one event each.
-    static let capture: [UInt8] = {
-        var writer = BtsnoopWriter(datalink: .monitor)
-        for (report, time) in capturedReports { writer.append(event: HCIEvent.advertisingReportEvent([report]), at: time) }
-        return writer.bytes
-    }()
-
-    /// Those as a pcapng capture with one interface of `linkType`.
-    static func pcapngCapture(_ linkType: PcapngFormat.LinkType) -> [UInt8] {
-        var writer = PcapngWriter()
-        let interface = writer.addInterface(linkType: linkType.rawValue)
-        for (report, time) in capturedReports { writer.append(report: report, interface: interface, at: time) }
-        return writer.bytes
-    }
-
-    /// One region covering the UUID; one venue per beacon when `venues`.
-    static func configuration(beacons: Int, venues: Bool) -> Configuration {
-        Configuration(
-            regions: [RegionDefinition(id: "all", constraint: BeaconConstraint(uuid: uuid))],
-            venues: venues
-                ? (0..<beacons).map { beacon in
-                    VenueDefinition(
-                        id: "venue-\(beacon)", name: "Venue \(beacon)",
-                        constraint: BeaconConstraint(
-                            uuid: uuid, major: UInt16(beacon / 1000), minor: UInt16(beacon % 1000)))
-                }
-                : [])
-    }
-
-    static func identity(_ beacon: Int) -> BeaconIdentity {
-        BeaconIdentity(uuid: uuid, major: UInt16(beacon / 1000), minor: UInt16(beacon % 1000))
-    }
-
-    /// A stranger: the region's UUID, majors from 1,000 up (no venue's).
-    static func stranger(_ n: Int) -> BeaconIdentity {
-        BeaconIdentity(uuid: uuid, major: UInt16(1_000 + n / 1_000), minor: UInt16(n % 1_000))
-    }
-
-    /// A made-up but repeatable RSSI: each beacon at its own level, a few dB of noise.
-    static func rssi(beacon: Int, step: Int) -> Int8 {
-        Int8(-48 - (beacon * 7) % 35 - (beacon &+ step &* 13) % 5)
-    }
-}
 
 /// N beacons advertising at 10 Hz each, as HCI events, fed through the
 /// service's pipeline (decoder → engine), with a tick every 200 ms of

@@ -46,37 +46,45 @@ public struct BeaconEngine: Sendable {
     public mutating func ingest(_ sighting: BeaconSighting, into events: inout [EngineEvent]) {
         lastSighting = max(lastSighting ?? sighting.time, sighting.time)
         let identity = sighting.identity
-        var track: BeaconTrack
+        // The track is changed where it lies in `tracks` (through its index),
+        // never copied out and written back: a copy would share the track's
+        // sample buffers and make every sighting copy them (a malloc each).
+        let index: [BeaconIdentity: BeaconTrack].Index
         let previousInterval: Duration?
-        if let existing = tracks[identity] {
-            track = existing
-            previousInterval = track.interval
-            track.observe(sighting, isFirst: false, walkingRate: ranger.walkingRate(track))
+        if let existing = tracks.index(forKey: identity) {
+            index = existing
+            previousInterval = tracks.values[index].interval
+            let walkingRate = ranger.walkingRate(tracks.values[index])
+            tracks.values[index].observe(sighting, isFirst: false, walkingRate: walkingRate)
         } else {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
             let venue = venueIndex(for: identity)
             guard makeRoom(forVenueBeacon: venue != nil, into: &events) else { return }
-            track = BeaconTrack(
+            var track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
                 defaultPower: configuration.ranging.defaultMeasuredPower)
             previousInterval = nil
             track.observe(sighting, isFirst: true, walkingRate: ranger.walkingRate(track))
+            tracks[identity] = track
+            index = tracks.index(forKey: identity)!
         }
-        if !sighting.frame.hasPlausibleMeasuredPower, !track.announcedImplausiblePower {
-            track.announcedImplausiblePower = true
-            events.append(.implausibleMeasuredPower(identity, advertised: sighting.frame.measuredPower, rangingWith: track.measuredPower))
+        if !sighting.frame.hasPlausibleMeasuredPower, !tracks.values[index].announcedImplausiblePower {
+            tracks.values[index].announcedImplausiblePower = true
+            events.append(
+                .implausibleMeasuredPower(
+                    identity, advertised: sighting.frame.measuredPower, rangingWith: tracks.values[index].measuredPower))
         }
+        let estimate = tracks.values[index].filter.estimate
         monitor.observe(
-            rssi: sighting.rssi, filteredRSSI: track.filter.estimate.isFinite ? track.filter.estimate : nil,
-            at: sighting.time, interval: previousInterval, indices: track.regionIndices, identity: identity,
+            rssi: sighting.rssi, filteredRSSI: estimate.isFinite ? estimate : nil,
+            at: sighting.time, interval: previousInterval, indices: tracks.values[index].regionIndices, identity: identity,
             into: &transitions)
         // Recency to the second is enough to choose whom to evict, and spares
         // a beacon at 10 Hz nine list updates in ten.
-        let relist = track.listedAt.map { sighting.time - $0 >= .seconds(1) } ?? true
-        if relist { track.listedAt = sighting.time }
-        tracks[identity] = track
+        let relist = tracks.values[index].listedAt.map { sighting.time - $0 >= .seconds(1) } ?? true
+        if relist { tracks.values[index].listedAt = sighting.time }
         flushTransitions(into: &events)
         rangeAndPublish(identity, now: sighting.time, into: &events)
         if relist { list(identity) }
@@ -269,14 +277,16 @@ public struct BeaconEngine: Sendable {
     /// inside and it has shown entry evidence of its own; strangers only while
     /// fewer than `limits.rangedStrangers` are ranged.
     private mutating func rangeAndPublish(_ identity: BeaconIdentity, now: Timestamp, into events: inout [EngineEvent]) {
-        guard var track = tracks[identity] else { return }
-        let inside = track.confirmed && track.regionIndices.contains { monitor.regions[$0].state == .inside }
-        let venueID = track.venueIndex.map { configuration.venues[$0].id }
-        let beacon = ranger.range(&track, now: now, venueID: venueID)
-        tracks[identity] = track
+        guard let index = tracks.index(forKey: identity) else { return }
+        let inside =
+            tracks.values[index].confirmed
+            && tracks.values[index].regionIndices.contains { monitor.regions[$0].state == .inside }
+        let venueIndex = tracks.values[index].venueIndex
+        let venueID = venueIndex.map { configuration.venues[$0].id }
+        let beacon = ranger.range(&tracks.values[index], now: now, venueID: venueID)
         if inside {
             if ranged.updateValue(beacon, forKey: identity) == nil {
-                if track.venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
+                if venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
                     ranged[identity] = nil
                 } else {
                     events.append(.beaconAppeared(identity))

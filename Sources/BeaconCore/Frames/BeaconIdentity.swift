@@ -25,3 +25,15 @@ public struct BeaconIdentity: Hashable, Sendable, Comparable, CustomStringConver
     /// `UUID/major/minor`, as people write beacons in logs.
     public var description: String { "\(uuid.uuidString)/\(major)/\(minor)" }
 }
+
+extension TextWriter {
+    /// Writes `uuid.uuidString`'s text (upper-case, 8-4-4-4-12: 36 bytes) without making the string.
+    public mutating func writeUUID(_ uuid: UUID) {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { write(UInt8(ascii: "-")) }
+                writeHex(byte)
+            }
+        }
+    }
+}

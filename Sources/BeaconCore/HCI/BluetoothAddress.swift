@@ -47,13 +47,20 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(bytes.5)
     }
 
-    public var description: String {
-        [bytes.0, bytes.1, bytes.2, bytes.3, bytes.4, bytes.5].map(hexByte).joined(separator: ":")
+    public var description: String { String(capacity: 17, writing: write) }
+
+    /// Writes `description`'s text, `AA:BB:CC:DD:EE:FF` (17 bytes).
+    public func write(to text: inout TextWriter) {
+        withUnsafeBytes(of: bytes) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                if index > 0 { text.write(UInt8(ascii: ":")) }
+                text.writeHex(byte)
+            }
+        }
     }
 }
 
 /// Two upper-case hex digits.
 func hexByte(_ byte: UInt8) -> String {
-    let digits: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C", "D", "E", "F"]
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    String(capacity: 2, writing: { $0.writeHex(byte) })
 }

@@ -36,14 +36,32 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// ISO 8601 in UTC with microseconds, e.g. `2024-05-01T12:00:00.250000Z`.
-    public var description: String {
+    public var description: String { String(capacity: Self.iso8601Capacity, writing: writeISO8601) }
+
+    /// The longest `description`: a sign, 6 digits of year (Int64's
+    /// microseconds span ±292,277 years) and the 23 characters after them.
+    public static let iso8601Capacity = 30
+
+    /// Writes `description`'s text (a scan prints one per sighting).
+    public func writeISO8601(to text: inout TextWriter) {
         let (days, micros) = microsecondsSinceEpoch.floorDivided(by: 86_400_000_000)
         let date = CivilDate(daysSinceEpoch: days)
-        let secondsOfDay = micros / 1_000_000
-        let fraction = micros % 1_000_000
-        return "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))T"
-            + "\(pad(secondsOfDay / 3600, 2)):\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2))"
-            + ".\(pad(fraction, 6))Z"
+        let secondsOfDay = UInt64(micros / 1_000_000)
+        if date.year < 0 { text.write(UInt8(ascii: "-")) }
+        text.writeDecimal(date.year.magnitude, width: 4)
+        text.write(UInt8(ascii: "-"))
+        text.writeDecimal(UInt64(date.month), width: 2)
+        text.write(UInt8(ascii: "-"))
+        text.writeDecimal(UInt64(date.day), width: 2)
+        text.write(UInt8(ascii: "T"))
+        text.writeDecimal(secondsOfDay / 3600, width: 2)
+        text.write(UInt8(ascii: ":"))
+        text.writeDecimal(secondsOfDay / 60 % 60, width: 2)
+        text.write(UInt8(ascii: ":"))
+        text.writeDecimal(secondsOfDay % 60, width: 2)
+        text.write(UInt8(ascii: "."))
+        text.writeDecimal(UInt64(micros % 1_000_000), width: 6)
+        text.write(UInt8(ascii: "Z"))
     }
 }
 
@@ -122,11 +140,4 @@ extension Int64 {
         }
         return (q, r)
     }
-}
-
-/// Zero-padded to `width` digits, the sign (if any) in front: `-0001`.
-private func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value.magnitude)
-    let padded = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-    return value < 0 ? "-" + padded : padded
 }
