@@ -281,16 +281,16 @@ final class BusService: Sendable {
     }
 
     /// Declared for one definition: Major and Minor only where it has them.
-    /// A changed definition gets a new object (`syncRegions`).
+    /// A changed definition gets a new object (`syncRegions`), so the object
+    /// answers from the definition it was exported for: between the engine
+    /// dropping a region and the object's removal (or the other way round when
+    /// one is added) it still reads as that region, in state unknown.
     private func regionDeclaration(_ region: RegionDefinition) -> DBusInterface {
-        let key = region.key
         let absent = [
             region.constraint.major == nil ? Beacond.Region1.major.name : nil, region.constraint.minor == nil ? Beacond.Region1.minor.name : nil,
         ]
         return DBusInterface(Beacond.Region1.interface, leavingOut: Set(absent.compactMap(\.self))) { [weak self] in
-            guard let self else { return nil }
-            let snapshot = self.snapshot
-            return snapshot.regionsByKey[key].map { self.regionProperties($0, snapshot) }
+            self.map { $0.regionProperties(region, $0.snapshot) }
         }
     }
 

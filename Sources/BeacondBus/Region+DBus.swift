@@ -27,8 +27,9 @@ extension Beacond.Region {
 
     public init(properties: [String: DBusValue]) throws(BeacondError) {
         let reader = DictionaryReader(properties, what: "a region")
-        guard let uuid = UUID(uuidString: try reader.value(Property.uuid).string ?? "") else {
-            throw DictionaryReader.malformed("a region's Uuid is not a UUID")
+        let text = try reader.value(Property.uuid).string ?? ""
+        guard let uuid = UUID(uuidString: text) else {
+            throw DictionaryReader.malformed("a region's Uuid is not a UUID: \"\(text)\"")
         }
         let major = try reader.optional(Property.major.name, Property.major.type)?.integer.map(UInt16.init)
         let minor = try reader.optional(Property.minor.name, Property.minor.type)?.integer.map(UInt16.init)
