@@ -61,7 +61,7 @@ import Testing
         let connection = try DBusConnection.connect(.address(bus.address))
         #expect(await Self.busId(connection).success != nil)
         connection.close()
-        let result = try await within(seconds: 5) { await Self.busId(connection) }
+        let result = try await within(seconds: 30) { await Self.busId(connection) }
         #expect(result.failure?.name == DBusError.disconnectedName)
         #expect(throws: DBusError.self) { try connection.execute {} }
         // What has nowhere to go is dropped, not crashed on.
@@ -77,7 +77,7 @@ import Testing
         let waiting = Task { await Self.call(client, "Hold") }
         #expect(await eventually { fixture.name.held.withLock { !$0.isEmpty } })
         client.close()
-        let result = try await within(seconds: 5) { await waiting.value }
+        let result = try await within(seconds: 30) { await waiting.value }
         #expect(result.failure?.name == DBusError.disconnectedName)
     }
 
@@ -89,7 +89,7 @@ import Testing
         let waiting = Task { await Self.call(client, "Hold") }
         #expect(await eventually { fixture.name.held.withLock { !$0.isEmpty } })
         waiting.cancel()
-        let result = try await within(seconds: 5) { await waiting.value }
+        let result = try await within(seconds: 30) { await waiting.value }
         #expect(result.failure?.name == DBusError.cancelledName)
         // The connection still works, and the late reply to the cancelled call is ignored.
         #expect(await Self.call(client, "Release").failure == nil)
@@ -149,7 +149,7 @@ import Testing
             ])
         let client = try DBusConnection.connect(.address(bus.address))
         defer { client.close() }
-        let reply = try await within(seconds: 5) { () -> Result<[DBusValue], DBusError> in
+        let reply = try await within(seconds: 30) { () -> Result<[DBusValue], DBusError> in
             do throws(DBusError) {
                 return .success(try await client.call(destination: server.uniqueName, path: "/quit", interface: "org.example.Quit", member: "Quit"))
             } catch {
@@ -186,7 +186,7 @@ import Testing
         #expect(await recorder.bump())
         connection.close()
         // Jobs cannot be refused; after close they run on their caller, one at a time, instead of hanging.
-        #expect(try await within(seconds: 5) { await recorder.bump() })
+        #expect(try await within(seconds: 30) { await recorder.bump() })
         #expect(await recorder.count == 2)
     }
 

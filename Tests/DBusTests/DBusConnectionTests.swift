@@ -160,28 +160,28 @@ import Testing
         let fixture = try await Fixture()
         defer { fixture.server.close() }
         let busctl = try #require(TestSupport.tool("busctl"), "busctl (package systemd) is needed")
-        let call = try TestSupport.run(
+        let call = try await TestSupport.run(
             busctl, ["--address=\(fixture.bus.address)", "call", "org.example.Counter", "/org/example/counter",
                      Self.interfaceName, "Echo", "s", "from busctl"])
         #expect(call.status == 0, "\(call.stderr)")
         #expect(call.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"echo: from busctl\"")
 
         let gdbus = try #require(TestSupport.tool("gdbus"), "gdbus (package libglib2.0-bin) is needed")
-        let introspect = try TestSupport.run(
+        let introspect = try await TestSupport.run(
             gdbus, ["introspect", "--address", fixture.bus.address, "--dest", "org.example.Counter", "--object-path", "/org/example/counter"])
         #expect(introspect.status == 0, "\(introspect.stderr)")
         #expect(introspect.stdout.contains("Echo(in  s text,"))
         #expect(introspect.stdout.contains("readwrite s Name"))
         #expect(introspect.stdout.contains("Ticked(u count)"))
 
-        let managed = try TestSupport.run(
+        let managed = try await TestSupport.run(
             gdbus, ["call", "--address", fixture.bus.address, "--dest", "org.example.Counter", "--object-path", "/org/example",
                     "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
         #expect(managed.status == 0, "\(managed.stderr)")
         #expect(managed.stdout.contains("'/org/example/counter'"))
         #expect(managed.stdout.contains("'Count': <uint32 42>"))
 
-        let ping = try TestSupport.run(
+        let ping = try await TestSupport.run(
             busctl, ["--address=\(fixture.bus.address)", "call", "org.example.Counter", "/org/example/counter",
                      "org.freedesktop.DBus.Peer", "Ping"])
         #expect(ping.status == 0, "\(ping.stderr)")

@@ -27,7 +27,7 @@ import Testing
             destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: "GetId")
         // A forger sends NameOwnerChanged(":1.999", ":1.999", "") to the server, then
         // broadcast, then leaves the bus: the driver's real NameOwnerChanged for it follows.
-        let forger = try TestSupport.run(
+        let forger = try await TestSupport.run(
             "/usr/bin/python3",
             [
                 "-c",

@@ -164,7 +164,7 @@ import Testing
         try advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
     }
 
-    @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() throws {
+    @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() async throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
         let monitor = try AvailabilityMonitor(bus: bus)
@@ -183,7 +183,7 @@ import Testing
         try Self.addCounters(mock)
         try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
-        let ranged = try service.python(
+        let ranged = try await service.python(
             """
             beacons = manager.GetRangedBeacons({})
             print(sorted(int(b["Minor"]) for b in beacons), sorted(str(b["Address"]) for b in beacons))

@@ -94,7 +94,7 @@ struct PolicyTests {
 
     /// A match rule on beacond's signals (as `gdbus monitor --dest` adds)
     /// brings a member every signal and a non-member none.
-    @Test func onlyMembersReceiveTheSignals() throws {
+    @Test func onlyMembersReceiveTheSignals() async throws {
         let bus = try Self.bus()
         let directory = try TestSupport.temporaryDirectory()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
@@ -115,14 +115,10 @@ struct PolicyTests {
         }
         func text(_ log: URL) -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         // Both are watching before the service exists (gdbus says so once it has its match rule).
-        let ready = Date().addingTimeInterval(20)
-        while Date() < ready, !monitors.allSatisfy({ text($0.log).contains("does not have an owner") }) { usleep(50_000) }
+        _ = await eventually(seconds: 20) { monitors.allSatisfy { text($0.log).contains("does not have an owner") } }
         let service = try Self.service(on: bus)
-        let deadline = Date().addingTimeInterval(40)
         let member = monitors[0].log
-        while Date() < deadline, !(text(member).contains("NearestVenueChanged") && text(member).contains("InterfacesAdded")) {
-            usleep(100_000)
-        }
+        _ = await eventually(seconds: 40) { text(member).contains("NearestVenueChanged") && text(member).contains("InterfacesAdded") }
         #expect(text(member).contains("\(Beacond.Manager1.name).\(Beacond.Manager1.nearestVenueChanged.name)"), "\(text(member))\n\(service.logText)")
         #expect(text(member).contains("org.freedesktop.DBus.ObjectManager.InterfacesAdded"))
         let outsider = text(monitors[1].log)

@@ -79,14 +79,14 @@ import Testing
         }
 
         /// Runs a python script with `bus` bound to a connection to this bus.
-        func python(_ script: String) throws -> TestSupport.Output {
+        func python(_ script: String) async throws -> TestSupport.Output {
             let prelude = """
                 import dbus, json, sys
                 bus = dbus.bus.BusConnection("\(bus.address)")
                 manager = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
 
                 """
-            return try TestSupport.run("/usr/bin/python3", ["-c", prelude + script])
+            return try await TestSupport.run("/usr/bin/python3", ["-c", prelude + script])
         }
     }
 
@@ -98,16 +98,14 @@ import Testing
         let log: URL
         let started = Date()
 
-        init(_ bus: PrivateBus, rules: [String]) throws {
+        init(_ bus: PrivateBus, rules: [String]) async throws {
             log = try TestSupport.temporaryDirectory().appendingPathComponent("monitor.txt")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-monitor")!)
             process.arguments = ["--address", bus.address] + rules
             process.standardOutput = try FileHandle(forWritingTo: log)
             try process.run()
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, !captured.contains("member=NameLost") { usleep(10_000) }
-            try #require(captured.contains("member=NameLost"), "dbus-monitor did not start")
+            try await #require(eventually(seconds: 10) { captured.contains("member=NameLost") }, "dbus-monitor did not start")
         }
 
         var captured: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
@@ -115,9 +113,9 @@ import Testing
         deinit { process.killAndWait() }
     }
 
-    @Test func aPythonClientGetsTheNearestVenue() throws {
+    @Test func aPythonClientGetsTheNearestVenue() async throws {
         let service = try Service()
-        let result = try service.python(
+        let result = try await service.python(
             """
             venue = manager.RequestNearestVenue(dbus.UInt32(20000), timeout=30)
             print(json.dumps({k: str(v) for k, v in venue.items()}))
@@ -135,7 +133,7 @@ import Testing
         #expect(lines.count == 2 && lines[1].hasSuffix("ranging True Boolean"), "\(lines)")
     }
 
-    @Test func badCallsGetTheRightErrorsAndTheServiceKeepsAnswering() throws {
+    @Test func badCallsGetTheRightErrorsAndTheServiceKeepsAnswering() async throws {
         let service = try Service()
         let unknownRegion = try service.call("RequestState", ["s", "no-such-region"])
         #expect(unknownRegion.status != 0)
@@ -155,7 +153,7 @@ import Testing
         #expect(oversized.stderr.contains("region id must be 1 to 64"))
 
         // Errors by name, as a program sees them.
-        let names = try service.python(
+        let names = try await service.python(
             """
             for call in [lambda: manager.RequestState("nope"), lambda: manager.SetPreferredVenue("nope"),
                          lambda: manager.StartMonitoring("a", {"uuid": "bad"}, {}),
@@ -173,9 +171,9 @@ import Testing
         #expect(state.status == 0)
     }
 
-    @Test func aClientsRegionGoesAwayWithTheClient() throws {
+    @Test func aClientsRegionGoesAwayWithTheClient() async throws {
         let service = try Service()
-        let added = try service.python(
+        let added = try await service.python(
             """
             path = manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(1)},
                                            {"notify_on_exit": False})
@@ -196,17 +194,16 @@ import Testing
         #expect(lines.first?.hasPrefix("/org/beacond/client/") == true && lines.first?.hasSuffix("/mine") == true)
         #expect(lines.dropFirst() == ["True 1", "\(BeacondError.Code.regionExists.name)", "True True"])
         // The python process has left the bus: its regions are gone (an event beacond logs), the configured one stays.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !service.logText.contains("/caffe-macs removed: its owner left") { usleep(50_000) }
+        _ = await eventually { service.logText.contains("/caffe-macs removed: its owner left") }
         #expect(service.logText.contains("/mine removed: its owner left"))
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
         let after = try service.call("RequestState", ["s", "mine"])
         #expect(after.status != 0)
     }
 
-    @Test func signalsObjectsAndIntrospection() throws {
+    @Test func signalsObjectsAndIntrospection() async throws {
         let bus = try PrivateBus()
-        let monitor = try BusMonitor(
+        let monitor = try await BusMonitor(
             bus,
             rules: [
                 "type='signal',interface='\(Beacond.Manager1.name)'", "type='signal',interface='org.freedesktop.DBus.ObjectManager'",
@@ -214,11 +211,8 @@ import Testing
             ])
         let monitorStart = monitor.started
         let service = try Service(bus: bus)
-        let deadline = Date().addingTimeInterval(20)
         func captured() -> String { monitor.captured }
-        while Date() < deadline, !(captured().contains("member=RegionEntered") && captured().contains("member=NearestVenueChanged")) {
-            usleep(100_000)
-        }
+        _ = await eventually(seconds: 20) { captured().contains("member=RegionEntered") && captured().contains("member=NearestVenueChanged") }
         let text = captured()
         #expect(text.contains("member=RegionEntered"))
         #expect(text.contains("member=NearestVenueChanged"))
@@ -226,7 +220,7 @@ import Testing
 
         // PropertiesChanged is coalesced: a beacon heard ten times a second changes
         // its properties at most about once a second.
-        usleep(5_000_000)
+        try await Task.sleep(for: .seconds(5))
         let changes = captured().split(separator: "\n").filter {
             $0.contains("member=PropertiesChanged") && $0.contains("path=/org/beacond/beacon/")
         }
@@ -239,7 +233,7 @@ import Testing
         #expect(perObject.values.allSatisfy { Double($0) <= seconds + 2 }, "\(perObject) in \(seconds) s")
 
         let gdbus = TestSupport.tool("gdbus")!
-        let managed = try TestSupport.run(
+        let managed = try await TestSupport.run(
             gdbus, ["call", "--address", bus.address, "--dest", Beacond.busName, "--object-path", Beacond.root,
                     "--method", "org.freedesktop.DBus.ObjectManager.GetManagedObjects"])
         #expect(managed.stdout.contains("'/org/beacond/region/caffe_2dmacs'"))
@@ -264,11 +258,10 @@ import Testing
         }
     }
 
-    @Test func preferredVenueAndRegionStatesSurviveARestart() throws {
+    @Test func preferredVenueAndRegionStatesSurviveARestart() async throws {
         let service = try Service()
         #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !service.logText.contains("region caffe-macs entered") { usleep(100_000) }
+        _ = await eventually(seconds: 20) { service.logText.contains("region caffe-macs entered") }
         service.stop(signal: SIGKILL)
         let entersBefore = service.logText.components(separatedBy: "region caffe-macs entered").count - 1
         #expect(entersBefore == 1)
@@ -317,9 +310,9 @@ import Testing
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
     }
 
-    @Test func aFewThousandRandomCallsLeaveTheServiceAnswering() throws {
+    @Test func aFewThousandRandomCallsLeaveTheServiceAnswering() async throws {
         let service = try Service()
-        let result = try service.python(
+        let result = try await service.python(
             """
             import random
             random.seed(7)
@@ -373,7 +366,7 @@ import Testing
     /// The real Raspberry Pi log, replayed at 4× with a configuration for its
     /// two beacons: regions enter while it plays and exit after it ends, the
     /// source ending is announced, and then there is no venue.
-    @Test func aReplayThatEndsExitsItsRegionsAndSaysSo() throws {
+    @Test func aReplayThatEndsExitsItsRegionsAndSaysSo() async throws {
         let directory = try TestSupport.temporaryDirectory()
         let configuration = directory.appendingPathComponent("beacons.yaml")
         try Data(
@@ -394,13 +387,13 @@ import Testing
             """.utf8
         ).write(to: configuration)
         let bus = try PrivateBus()
-        let monitor = try BusMonitor(bus, rules: ["type='signal',interface='\(Beacond.Manager1.name)'"])
+        let monitor = try await BusMonitor(bus, rules: ["type='signal',interface='\(Beacond.Manager1.name)'"])
         let service = try Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@4")
 
         // While it plays: a ranged answer, a client region, the per-client bound, and stopping it.
-        let during = try service.python(
+        let during = try await service.python(
             """
             venue = manager.RequestNearestVenue(dbus.UInt32(20000), timeout=30)
             print(venue["id"], venue["source"])
@@ -429,12 +422,11 @@ import Testing
             let log = service.logText
             return log.range(of: " ended: ").map { log[$0.upperBound...] }
         }
-        let deadline = Date().addingTimeInterval(40)
-        while Date() < deadline, !(afterEnd()?.contains("nearest venue: none") ?? false) { usleep(100_000) }
+        _ = await eventually(seconds: 40) { afterEnd()?.contains("nearest venue: none") ?? false }
         #expect(captured().contains("member=RegionEntered"))
         #expect(captured().contains("member=AvailabilityChanged"))
         #expect(captured().contains("member=RegionExited"))
-        let afterwards = try service.python(
+        let afterwards = try await service.python(
             """
             for call in [lambda: manager.GetNearestVenue(), lambda: manager.RequestNearestVenue(dbus.UInt32(300))]:
                 try:

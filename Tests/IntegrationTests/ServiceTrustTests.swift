@@ -31,7 +31,7 @@ import Testing
                 print(path, " ".join("%s=%s" % (key, region[key]) for key in sorted(region)))
         """
 
-    @Test func everyReloadReexportsRegionsWithTheRightProperties() throws {
+    @Test func everyReloadReexportsRegionsWithTheRightProperties() async throws {
         let configuration = try Self.ownConfiguration()
         let service = try Service(configuration: configuration.path)
         let original = try String(contentsOf: configuration, encoding: .utf8)
@@ -42,7 +42,7 @@ import Testing
         try #require(reshaped != original)
         try Data(reshaped.utf8).write(to: configuration)
         #expect(try service.call("Reload").status == 0)
-        let after = try service.python(Self.regionObjects)
+        let after = try await service.python(Self.regionObjects)
         #expect(after.status == 0, "\(after.stderr)\n\(service.logText)")
         let lines = after.stdout.split(separator: "\n").map(String.init)
         let espresso = try #require(lines.first { $0.hasPrefix("/org/beacond/region/espresso_2dbar ") })
@@ -52,14 +52,14 @@ import Testing
         // And back: the objects follow again, and the service still answers.
         try Data(original.utf8).write(to: configuration)
         #expect(try service.call("Reload").status == 0)
-        let back = try service.python(Self.regionObjects)
+        let back = try await service.python(Self.regionObjects)
         #expect(back.stdout.contains("espresso_2dbar Id=espresso-bar Major=2"), "\(back.stdout)")
         #expect(!back.stdout.split(separator: "\n").contains { $0.hasPrefix("/org/beacond/region/kaffeehaus ") && $0.contains("Major=") })
     }
 
-    @Test func pipelinedCallsCannotPassTheRegionBounds() throws {
+    @Test func pipelinedCallsCannotPassTheRegionBounds() async throws {
         let service = try Service()
-        let result = try service.python(
+        let result = try await service.python(
             """
             import dbus.lowlevel
             # 100 StartMonitoring calls sent without waiting for any answer.
@@ -77,7 +77,7 @@ import Testing
             """)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n") == ["\(BeacondError.Code.tooManyRegions.name)", "16"], "\(result.stdout)")
-        let global = try service.python(
+        let global = try await service.python(
             """
             clients = [dbus.bus.BusConnection("\(service.bus.address)") for _ in range(17)]
             added, refused = 0, set()
@@ -97,7 +97,7 @@ import Testing
     }
 
     /// A capture whose times are the extremes of Int64 (btsnoop's field) replays without a crash.
-    @Test func extremeTimesInAReplayDoNotCrashTheService() throws {
+    @Test func extremeTimesInAReplayDoNotCrashTheService() async throws {
         let directory = try TestSupport.temporaryDirectory()
         let capture = directory.appendingPathComponent("extreme.btsnoop")
         var writer = BtsnoopWriter(datalink: .monitor)
@@ -110,13 +110,12 @@ import Testing
         }
         try Data(writer.bytes).write(to: capture)
         let service = try Service(source: "replay:\(capture.path)@max")
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !service.logText.contains(" ended: ") { usleep(50_000) }
+        _ = await eventually(seconds: 20) { service.logText.contains(" ended: ") }
         #expect(service.logText.contains("ended: replayed 6 HCI events"), "\(service.logText)")
         let answer = try service.call("GetRangedBeacons", ["a{sv}", "0"])
         #expect(answer.status == 0, "\(answer.stderr)\n\(service.logText)")
         // And a speed too small to mean anything is refused with the range.
-        let refused = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(capture.path)@1e-300"])
+        let refused = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(capture.path)@1e-300"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("replay speed must be a number from 0.001 to 100000"), "\(refused.stderr)")
     }
@@ -161,13 +160,13 @@ import Testing
     /// venue and caffe-macs inside, objects and signals stay bounded, and a
     /// D-Bus write is answered while it goes on.
     @Test(arguments: [50, 1_000])
-    func aFloodAtRealTimeLeavesTheVenueTheRegionAndTheBusAlone(rate: Int) throws {
+    func aFloodAtRealTimeLeavesTheVenueTheRegionAndTheBusAlone(rate: Int) async throws {
         let seconds = 25
         let capture = try Self.floodCapture(rate: rate, seconds: seconds)
         let bus = try PrivateBus()
-        let monitor = try ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='\(Beacond.busName)'"])
+        let monitor = try await ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='\(Beacond.busName)'"])
         let service = try Service(bus: bus, source: "replay:\(capture.path)")
-        let watched = try service.python(
+        let watched = try await service.python(
             """
             import time
             venue = manager.RequestNearestVenue(dbus.UInt32(15000), timeout=30)

@@ -43,8 +43,26 @@ public enum TestSupport {
     }
 
     /// Runs a program to completion, collecting both streams (read concurrently
-    /// so a chatty program cannot fill a pipe and stall).
+    /// so a chatty program cannot fill a pipe and stall). Blocks its thread:
+    /// for tools that answer in moments.
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
+        try start(executable, arguments, environment: environment)()
+    }
+
+    /// The same for programs that run for seconds: the wait happens on a
+    /// thread of its own, so the test runner's pool (a thread per core) keeps
+    /// serving the other tests' deadlines meanwhile.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Output {
+        let finish = try start(executable, arguments, environment: environment)
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: finish()) }.start()
+        }
+    }
+
+    /// Starts a program and returns what waits for its end and collects its output.
+    private static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String]?
+    ) throws -> @Sendable () -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -54,17 +72,20 @@ public enum TestSupport {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var stdout = Data()
-        nonisolated(unsafe) var stderr = Data()
-        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        group.wait()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        nonisolated(unsafe) let running = process
+        return {
+            let group = DispatchGroup()
+            nonisolated(unsafe) var stdout = Data()
+            nonisolated(unsafe) var stderr = Data()
+            DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
+            DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+            group.wait()
+            running.waitUntilExit()
+            return Output(
+                status: running.terminationStatus,
+                stdout: String(decoding: stdout, as: UTF8.self),
+                stderr: String(decoding: stderr, as: UTF8.self))
+        }
     }
 
     /// The first of `candidates` that exists, for tools Debian keeps in /usr/bin or /usr/sbin.
