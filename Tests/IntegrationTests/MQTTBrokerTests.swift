@@ -31,8 +31,8 @@ import Testing
         return output.stdout
     }
 
-    static func waitForLog(_ service: Service, timeout: TimeInterval = 30, _ condition: (String) -> Bool) throws {
-        let seen = MosquittoBroker.waitFor(service.log, timeout: timeout, condition)
+    static func waitForLog(_ service: Service, timeout: Int = 30, _ condition: (String) -> Bool) async throws {
+        let seen = await MosquittoBroker.waitFor(service.log, timeout: timeout, condition)
         try #require(seen, "not in the log:\n\(service.logText)")
     }
 
@@ -46,8 +46,8 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
     }
 
-    @Test func theCafeAppearsInHomeAssistantsTermsAndSaysOfflineOnSIGTERM() throws {
-        let broker = try MosquittoBroker()
+    @Test func theCafeAppearsInHomeAssistantsTermsAndSaysOfflineOnSIGTERM() async throws {
+        let broker = try await MosquittoBroker()
         let subscriber = try MQTTSubscriber(port: broker.port)
         let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: cafe-pi\n")
         let node = "beacond/cafe-pi"
@@ -86,7 +86,7 @@ import Testing
         }
         #expect(try Self.mqttProperty(service).contains("connected: mqtt://127.0.0.1:\(broker.port) as node cafe-pi"))
         // Home Assistant restarting (its birth message) gets the configs again.
-        let birth = try TestSupport.run(
+        let birth = try await TestSupport.run(
             TestSupport.tool("mosquitto_pub") ?? "/usr/bin/mosquitto_pub",
             ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-m", "online"])
         #expect(birth.status == 0, "\(birth.stderr)")
@@ -94,7 +94,7 @@ import Testing
         try subscriber.wait("the configs again") {
             $0.topic == configs[0] && subscriber.messages.count > before
         }
-        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
+        let beaconctl = try await TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
         #expect(beaconctl.status == 0, "\(beaconctl)")
         #expect(try Self.json(beaconctl.stdout)["state"] as? String == "connected")
         service.stop(signal: SIGTERM)
@@ -102,27 +102,27 @@ import Testing
         #expect(service.logText.contains("MQTT: said offline and disconnected"))
     }
 
-    @Test func aRestartedBrokerGetsEverythingAgainAfterBackoff() throws {
-        let broker = try MosquittoBroker()
+    @Test func aRestartedBrokerGetsEverythingAgainAfterBackoff() async throws {
+        let broker = try await MosquittoBroker()
         let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: restart\n")
-        try Self.waitForLog(service) { $0.contains("MQTT: connected") }
+        try await Self.waitForLog(service) { $0.contains("MQTT: connected") }
         broker.kill()
         // Two failed attempts after the loss, with growing delays.
-        try Self.waitForLog(service) { $0.components(separatedBy: "still cannot connect").count >= 3 }
+        try await Self.waitForLog(service) { $0.components(separatedBy: "still cannot connect").count >= 3 }
         let delays = Self.retryDelays(service.logText)
         #expect(delays.count >= 3 && delays[2] > delays[0], "\(delays)")
         #expect(try Self.mqttProperty(service).contains("disconnected: "))
         // A fresh broker (no persistence) holds nothing: what it holds after the reconnect was republished.
-        try broker.start()
-        try Self.waitForLog(service) { $0.components(separatedBy: "MQTT: connected").count >= 3 }
+        try await broker.start()
+        try await Self.waitForLog(service) { $0.components(separatedBy: "MQTT: connected").count >= 3 }
         let subscriber = try MQTTSubscriber(port: broker.port)
         try subscriber.wait("retained online") { $0.topic == "beacond/restart/availability" && $0.payload == "online" && $0.retained }
         try subscriber.wait("retained region") { $0.topic == "beacond/restart/region/caffe-macs" && $0.retained }
         try subscriber.wait("retained config") { $0.topic.hasSuffix("beacond_restart/nearest_venue/config") && $0.retained }
     }
 
-    @Test func aRegionLeavingTheFileLeavesHomeAssistantOnReloadAndOnRestart() throws {
-        let broker = try MosquittoBroker()
+    @Test func aRegionLeavingTheFileLeavesHomeAssistantOnReloadAndOnRestart() async throws {
+        let broker = try await MosquittoBroker()
         let subscriber = try MQTTSubscriber(port: broker.port)
         let directory = try TestSupport.temporaryDirectory()
         let mqtt = "  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: edit\n"
@@ -154,31 +154,31 @@ import Testing
         #expect(!subscriber.messages.contains { $0.topic == config + "caffe-macs/config" && $0.payload.isEmpty })
     }
 
-    @Test func aBrokerNeverThereLeavesDBusAnswering() throws {
+    @Test func aBrokerNeverThereLeavesDBusAnswering() async throws {
         let port = try MosquittoBroker.freePort()
         let service = try Self.start("  url: mqtt://127.0.0.1:\(port)\n")
-        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        let check = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
         #expect(check.stdout.contains("mqtt: mqtt://127.0.0.1:\(port) as node (the host name), topics beacond/…; discovery under homeassistant/"), "\(check)")
-        try Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(port): Connection refused") }
+        try await Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(port): Connection refused") }
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])
         #expect(venue.status == 0, "\(venue.stderr)")
         let property = try Self.mqttProperty(service)
         #expect(property.contains("disconnected: Connection refused") || property.contains("connecting: "), "\(property)")
-        let beaconctl = try TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address])
+        let beaconctl = try await TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address])
         #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
     }
 
-    @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() throws {
+    @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() async throws {
         let directory = try TestSupport.temporaryDirectory()
         let passwords = directory.appendingPathComponent("passwords").path
-        let made = try TestSupport.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwords, "kiosk", "right"])
+        let made = try await TestSupport.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwords, "kiosk", "right"])
         try #require(made.status == 0, "\(made.stderr)")
-        let broker = try MosquittoBroker(listener: "allow_anonymous false\npassword_file \(passwords)")
+        let broker = try await MosquittoBroker(listener: "allow_anonymous false\npassword_file \(passwords)")
         try Data("wrong\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
         let configuration = try Self.configuration(
             "  url: mqtt://127.0.0.1:\(broker.port)\n  username: kiosk\n  password_file: mqtt.secret\n", in: directory)
         let service = try Service(configuration: configuration, source: Self.cafe)
-        try Self.waitForLog(service) { $0.components(separatedBy: "same reason").count >= 3 }
+        try await Self.waitForLog(service) { $0.components(separatedBy: "same reason").count >= 3 }
         let log = service.logText
         let lines = log.split(separator: "\n").filter { $0.contains("MQTT:") }
         let refused = lines.filter { $0.contains("refused beacond") }
@@ -191,25 +191,25 @@ import Testing
         #expect(try Self.mqttProperty(service).contains("disconnected: "))
         // The file is read on every attempt: fixing it needs no restart.
         try Data("right\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
-        try Self.waitForLog(service) { $0.contains("MQTT: connected to mqtt://127.0.0.1:\(broker.port)") }
+        try await Self.waitForLog(service) { $0.contains("MQTT: connected to mqtt://127.0.0.1:\(broker.port)") }
     }
 
-    @Test func tlsWithATestCAIsVerified() throws {
+    @Test func tlsWithATestCAIsVerified() async throws {
         let directory = try TestSupport.temporaryDirectory()
         func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        func openssl(_ arguments: [String]) throws {
-            let result = try TestSupport.run("/usr/bin/openssl", arguments)
+        func openssl(_ arguments: [String]) async throws {
+            let result = try await TestSupport.run("/usr/bin/openssl", arguments)
             try #require(result.status == 0, "openssl \(arguments): \(result.stderr)")
         }
-        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=beacond test CA",
+        try await openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=beacond test CA",
                      "-keyout", file("ca.key"), "-out", file("ca.pem")])
-        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", file("server.key"), "-out", file("server.csr")])
+        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", file("server.key"), "-out", file("server.csr")])
         try Data("subjectAltName=DNS:localhost,IP:127.0.0.1\n".utf8).write(to: URL(fileURLWithPath: file("san.ext")))
-        try openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
+        try await openssl(["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
                      "-days", "2", "-extfile", file("san.ext"), "-out", file("server.pem")])
         // mosquitto started as root reads its files as the mosquitto user: a throwaway key may be world-readable.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file("server.key"))
-        let broker = try MosquittoBroker(
+        let broker = try await MosquittoBroker(
             listener: "allow_anonymous true\ncafile \(file("ca.pem"))\ncertfile \(file("server.pem"))\nkeyfile \(file("server.key"))")
         let subscriber = try MQTTSubscriber(port: broker.port, host: "localhost", options: ["--cafile", file("ca.pem")])
         let trusted = try Service(
@@ -223,17 +223,17 @@ import Testing
         let untrusted = try Service(
             configuration: try Self.configuration("  url: mqtts://localhost:\(broker.port)\n  node_id: untrusted\n", in: other),
             source: Self.cafe)
-        try Self.waitForLog(untrusted) { $0.contains("MQTT: cannot connect to mqtts://localhost:\(broker.port): TLS") }
+        try await Self.waitForLog(untrusted) { $0.contains("MQTT: cannot connect to mqtts://localhost:\(broker.port): TLS") }
         #expect(untrusted.logText.contains("check mqtt.ca_file"))
         #expect(!subscriber.messages.contains { $0.topic.hasPrefix("beacond/untrusted/") })
     }
 
-    @Test func aUnixSocketBrokerWithPerBeaconReadings() throws {
+    @Test func aUnixSocketBrokerWithPerBeaconReadings() async throws {
         // mosquitto started as root makes its socket as the mosquitto user.
         let sockets = try TestSupport.temporaryDirectory()
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sockets.path)
         let socket = sockets.appendingPathComponent("mqtt.sock").path
-        let broker = try MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
         let subscriber = try MQTTSubscriber(port: broker.port)
         let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n  publish_beacons: true\n")
         try subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
@@ -243,8 +243,8 @@ import Testing
         #expect(try Self.mqttProperty(service).contains("connected: unix://\(socket)"))
     }
 
-    @Test func theLastWillSaysOfflineWhenBeacondIsKilled() throws {
-        let broker = try MosquittoBroker()
+    @Test func theLastWillSaysOfflineWhenBeacondIsKilled() async throws {
+        let broker = try await MosquittoBroker()
         let subscriber = try MQTTSubscriber(port: broker.port)
         let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: will\n")
         try subscriber.wait("online") { $0.topic == "beacond/will/availability" && $0.payload == "online" }
@@ -254,13 +254,13 @@ import Testing
         #expect(offline.topic == "beacond/will/availability")
     }
 
-    @Test func withoutAnMqttSectionNothingOfItRuns() throws {
+    @Test func withoutAnMqttSectionNothingOfItRuns() async throws {
         let service = try Service(source: Self.cafe)
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])
         #expect(venue.status == 0, "\(venue.stderr)")
         #expect(try Self.mqttProperty(service).trimmingCharacters(in: .whitespacesAndNewlines) == "s \"off\"")
         #expect(!service.logText.contains("MQTT"))
-        let check = try TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
+        let check = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
         #expect(check.stdout.contains("\nmqtt: off"), "\(check)")
     }
 }

@@ -12,13 +12,13 @@ final class MosquittoBroker: @unchecked Sendable {
     private var process: Process?
 
     /// - Parameter listener: lines after `listener PORT 127.0.0.1` (TLS files, auth).
-    init(listener: String = "allow_anonymous true") throws {
+    init(listener: String = "allow_anonymous true") async throws {
         directory = try TestSupport.temporaryDirectory()
         port = try Self.freePort()
         log = directory.appendingPathComponent("mosquitto.log")
         configuration = directory.appendingPathComponent("mosquitto.conf")
         try Data("listener \(port) 127.0.0.1\n\(listener)\n".utf8).write(to: configuration)
-        try start()
+        try await start()
     }
 
     deinit {
@@ -26,7 +26,7 @@ final class MosquittoBroker: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func start() throws {
+    func start() async throws {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.tool("mosquitto") ?? "/usr/sbin/mosquitto")
@@ -35,7 +35,7 @@ final class MosquittoBroker: @unchecked Sendable {
         try process.run()
         self.process = process
         // It says so once it listens.
-        let running = Self.waitFor(log, timeout: 10) { $0.contains(" running") }
+        let running = await Self.waitFor(log, timeout: 10) { $0.contains(" running") }
         try #require(running, "mosquitto did not start: \(logText)")
     }
 
@@ -47,13 +47,8 @@ final class MosquittoBroker: @unchecked Sendable {
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Waits for a file's text to satisfy `condition`; the file is written by another process.
-    static func waitFor(_ file: URL, timeout: TimeInterval, _ condition: (String) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if condition((try? String(contentsOf: file, encoding: .utf8)) ?? "") { return true }
-            usleep(20_000)
-        } while Date() < deadline
-        return false
+    static func waitFor(_ file: URL, timeout: Int, _ condition: (String) -> Bool) async -> Bool {
+        await eventually(seconds: timeout) { condition((try? String(contentsOf: file, encoding: .utf8)) ?? "") }
     }
 
     /// A port nothing listens on right now, from the kernel.
