@@ -7,9 +7,10 @@ import Synchronization
 /// beacond on D-Bus (SPEC section 6): `org.beacond` with Manager1 at
 /// `/org/beacond` and Region1, Beacon1 and Venue1 objects below it.
 ///
-/// Reads are answered on the bus thread from the engine's last published
-/// snapshot; changes are handed to the engine's owner as requests and
-/// answered from there. Neither side ever waits for the other.
+/// Reads are answered on the bus thread from the engine's last publication
+/// (`BusAnswers`, on the connection's executor: no lock, no hop); changes are
+/// handed to the engine's owner as requests and answered from there. Neither
+/// side ever waits for the other.
 final class BusService: Sendable {
     private typealias Manager1 = Beacond.Manager1
 
@@ -17,14 +18,8 @@ final class BusService: Sendable {
     private let submit: @Sendable (ServiceRequest) -> Void
     private let version: String
     private let limits: ServiceLimits
-    private let current: Mutex<ServiceSnapshot>
+    private let answers: BusAnswers
     private let published: Mutex<Published>
-    private let waiters = Mutex<[Waiter]>([])
-
-    private struct Waiter {
-        var call: DBusMethodCall
-        var deadline: Timestamp
-    }
 
     /// What is on the bus, to announce only what changed.
     private struct Published {
@@ -73,14 +68,20 @@ final class BusService: Sendable {
         self.submit = submit
         self.version = version
         self.limits = limits
-        current = Mutex(snapshot)
+        answers = BusAnswers(Self.publication(snapshot, version: version), executor: connection.executor)
         published = Mutex(Published(beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChangesPerPublication)))
     }
 
-    private var snapshot: ServiceSnapshot { current.withLock { $0 } }
+    /// The answers read most, built here once per publication rather than per call.
+    private static func publication(_ snapshot: ServiceSnapshot, version: String) -> BusAnswers.Publication {
+        BusAnswers.Publication(
+            snapshot: snapshot, nearest: snapshot.nearest.map { Beacond.Venue($0, now: snapshot.time).dbusValue },
+            manager: managerProperties(snapshot, version: version))
+    }
 
+    /// On the connection's thread (a signal handler).
     private func clientLeft(_ name: String) {
-        waiters.withLock { $0.removeAll { $0.call.sender == name } }
+        answers.assumeIsolated { $0.forgetWaiters(of: name) }
         submit(.clientLeft(name))
     }
 
@@ -90,7 +91,10 @@ final class BusService: Sendable {
     /// signals go out, properties change (coalesced), waiters get answers.
     /// `events` are the region transitions and nearest-venue changes since the last call.
     func publish(_ snapshot: ServiceSnapshot, events: [EngineEvent]) {
-        current.withLock { $0 = snapshot }
+        let publication = Self.publication(snapshot, version: version)
+        let answers = answers
+        // Handed over first: the getters behind the objects' signals read it.
+        connection.perform { answers.assumeIsolated { $0.apply(publication) } }
         syncRegions(snapshot)
         for event in events {
             switch event {
@@ -109,8 +113,9 @@ final class BusService: Sendable {
         }
         syncVenues(snapshot)
         syncBeacons(snapshot)
-        syncManager(snapshot)
-        answerWaiters(snapshot)
+        syncManager(publication.manager)
+        // Last, once the objects an answer names are exported.
+        connection.perform { answers.assumeIsolated { $0.answerWaiters() } }
     }
 
     /// AvailabilityChanged(b available, s reason).
@@ -194,8 +199,7 @@ final class BusService: Sendable {
         }
     }
 
-    private func syncManager(_ snapshot: ServiceSnapshot) {
-        let properties = managerProperties(snapshot)
+    private func syncManager(_ properties: [(String, DBusValue)]) {
         let values = properties.map(\.1)
         let names = published.withLock { published -> [String] in
             defer { published.manager = values }
@@ -207,27 +211,9 @@ final class BusService: Sendable {
         }
     }
 
-    // MARK: RequestNearestVenue
-
-    private func answerWaiters(_ snapshot: ServiceSnapshot) {
-        let (ready, expired) = waiters.withLock { waiters -> ([DBusMethodCall], [DBusMethodCall]) in
-            let answer = snapshot.nearest != nil
-            let ready = answer ? waiters.map(\.call) : []
-            let expired = answer ? [] : waiters.filter { $0.deadline <= snapshot.time }.map(\.call)
-            waiters.removeAll { answer || $0.deadline <= snapshot.time }
-            return (ready, expired)
-        }
-        if let nearest = snapshot.nearest {
-            for call in ready { call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue]) }
-        }
-        for call in expired {
-            call.fail(BeacondError.locationUnknown("no venue could be determined within the timeout"))
-        }
-    }
-
     // MARK: Declarations (Sources/BeacondAPI), served
 
-    private func managerProperties(_ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
+    private static func managerProperties(_ snapshot: ServiceSnapshot, version: String) -> [(String, DBusValue)] {
         let adapter = snapshot.source.hasPrefix("hci") || snapshot.source.hasPrefix("bluez")
             ? (snapshot.source.split(separator: ":").dropFirst().first.map(String.init) ?? "hci0") : ""
         return Beacond.Status(
@@ -276,7 +262,7 @@ final class BusService: Sendable {
                 (method.name, { @Sendable [weak self] call in self.map { handler($0, call) } })
             })
         ) { [weak self] in
-            self.map { $0.managerProperties($0.snapshot) }
+            self?.answers.assumeIsolated { $0.publication.manager }
         }
     }
 
@@ -290,13 +276,13 @@ final class BusService: Sendable {
             region.constraint.major == nil ? Beacond.Region1.major.name : nil, region.constraint.minor == nil ? Beacond.Region1.minor.name : nil,
         ]
         return DBusInterface(Beacond.Region1.interface, leavingOut: Set(absent.compactMap(\.self))) { [weak self] in
-            self.map { $0.regionProperties(region, $0.snapshot) }
+            self.map { $0.regionProperties(region, $0.answers.assumeIsolated { $0.snapshot }) }
         }
     }
 
     private func venueDeclaration(_ id: String) -> DBusInterface {
         DBusInterface(Beacond.Venue1.interface) { [weak self] in
-            self.map { $0.venueProperties(id, $0.snapshot) }
+            self.map { $0.venueProperties(id, $0.answers.assumeIsolated { $0.snapshot }) }
         }
     }
 
@@ -311,12 +297,11 @@ final class BusService: Sendable {
     // MARK: Method handlers (on the bus thread, never waiting for the engine)
 
     private func getNearestVenue(_ call: DBusMethodCall) {
-        let snapshot = snapshot
-        guard let nearest = snapshot.nearest else {
+        guard let nearest = answers.assumeIsolated({ $0.publication.nearest }) else {
             call.fail(BeacondError.noVenue("no venue is in range and no preferred venue is set"))
             return
         }
-        call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue])
+        call.reply([nearest])
     }
 
     private func requestNearestVenue(_ call: DBusMethodCall) {
@@ -324,25 +309,14 @@ final class BusService: Sendable {
             call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
-        let snapshot = snapshot
-        if let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown {
-            call.reply([Beacond.Venue(nearest, now: snapshot.time).dbusValue])
-            return
-        }
-        if timeout == 0 {
-            call.fail(BeacondError.locationUnknown("no venue is known right now"))
-            return
-        }
-        waiters.withLock { $0.append(Waiter(call: call, deadline: snapshot.time + .milliseconds(timeout))) }
+        answers.assumeIsolated { $0.requestNearestVenue(call, timeout: .milliseconds(timeout)) }
     }
 
     private func getRangedBeacons(_ call: DBusMethodCall) {
         do throws(BeacondError) {
             let constraint = try BeaconConstraint.decode(call.arguments[0], allowEmpty: true)
-            let beacons = snapshot.ranged.filter { constraint?.matches($0.identity) ?? true }
-            call.reply([
-                .array(elementSignature: Beacond.Beacon1.dictionary.signature, beacons.map { .vardict(Beacond.Beacon($0).properties) })
-            ])
+            let beacons = answers.assumeIsolated { $0.rangedBeacons() }.filter { constraint?.matches($0.identity) ?? true }
+            call.reply([.array(elementSignature: Beacond.Beacon1.dictionary.signature, beacons.map(\.value))])
         } catch {
             call.fail(error)
         }
@@ -351,7 +325,7 @@ final class BusService: Sendable {
     /// The caller's own region of that id first, then the configuration's.
     private func requestState(_ call: DBusMethodCall) {
         let id = call.arguments[0].string ?? ""
-        let states = snapshot.regionStates
+        let states = answers.assumeIsolated { $0.snapshot.regionStates }
         guard let state = states[RegionDefinition.key(id: id, owner: call.sender)] ?? states[RegionDefinition.key(id: id, owner: nil)] else {
             call.fail(BeacondError.unknownRegion("no region '\(Self.printable(id))' is monitored"))
             return

@@ -119,9 +119,12 @@ public final class DBusConnection: Sendable {
         try core.loop.execute(work)
     }
 
-    /// `execute`, for callers that have nothing to do when the connection is closing (the work is dropped).
+    /// Runs `work` on the connection's thread as exports and signals run:
+    /// at once when called there, else handed over in order with them, so
+    /// state it sets is in place before the signals sent after it. Dropped
+    /// once closing (for callers that have nothing to do then).
     public func perform(_ work: @escaping @Sendable () -> Void) {
-        try? execute(work)
+        core.loop.run(work)
     }
 
     // MARK: Sending

@@ -58,7 +58,7 @@ public actor DBusMemoryBus {
         path: String, interface: String, member: String, arguments: [DBusValue] = [], sender: String = ":1.1"
     ) async throws(DBusError) -> [DBusValue] {
         guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("cannot call \(interface).\(member) on '\(path)'") }
-        for argument in arguments { try MessageCoder.validate(argument) }
+        try MessageCoder.validate(arguments)
         if interface == ObjectTree.peer {
             guard member == "Ping" else { throw .unknownMethod("\(interface).\(member) is not offered on the in-memory bus") }
             return []

@@ -5,7 +5,7 @@ import CDBus
 /// libdbus's type constants are macros Swift does not import, so type codes
 /// are spelled as the ASCII letters they are.
 enum MessageCoder {
-    static func code(_ letter: Character) -> Int32 { Int32(letter.asciiValue!) }
+    static func code(_ letter: Unicode.Scalar) -> Int32 { Int32(letter.value) }
 
     // MARK: Reading
 
@@ -84,103 +84,144 @@ enum MessageCoder {
 
     // MARK: Writing
 
-    /// Appends values; fails (with the reason) on a value D-Bus cannot carry,
-    /// so nothing invalid ever reaches libdbus.
+    /// Appends values, checking each as it goes: a value D-Bus cannot carry
+    /// fails (with the reason) before libdbus sees it, as libdbus would abort
+    /// the process on most. After a failure the message is part-written, for
+    /// the caller to discard.
     static func append(_ values: [DBusValue], to message: OpaquePointer) throws(DBusError) {
-        for value in values { try validate(value) }
-        var iterator = DBusMessageIter()
-        dbus_message_iter_init_append(message, &iterator)
-        for value in values {
-            guard append(value, to: &iterator) else { throw .failed("out of memory appending \(value.signature)") }
+        var iterator: DBusMessageIter? = DBusMessageIter()
+        dbus_message_iter_init_append(message, &iterator!)
+        for value in values { try write(value, to: &iterator) }
+    }
+
+    /// The checks of `append`, appending nothing (the in-memory bus).
+    static func validate(_ values: [DBusValue]) throws(DBusError) {
+        var nowhere: DBusMessageIter?
+        for value in values { try write(value, to: &nowhere) }
+    }
+
+    /// Checks `value` and appends it to `iterator`, if there is one: a single
+    /// walk, and the rules in one place for both.
+    private static func write(_ value: DBusValue, to iterator: inout DBusMessageIter?) throws(DBusError) {
+        switch value {
+        case .byte(let v): try basic("y", &iterator) { $0.byt = v }
+        case .boolean(let v): try basic("b", &iterator) { $0.bool_val = v ? 1 : 0 }
+        case .int16(let v): try basic("n", &iterator) { $0.i16 = v }
+        case .uint16(let v): try basic("q", &iterator) { $0.u16 = v }
+        case .int32(let v): try basic("i", &iterator) { $0.i32 = v }
+        case .uint32(let v): try basic("u", &iterator) { $0.u32 = v }
+        case .int64(let v): try basic("x", &iterator) { $0.i64 = .init(v) }
+        case .uint64(let v): try basic("t", &iterator) { $0.u64 = .init(v) }
+        case .double(let v): try basic("d", &iterator) { $0.dbl = v }
+        case .string(let v):
+            guard DBusNames.isValidString(v) else { throw .invalidArgs("a string contains a NUL character") }
+            try text("s", v, &iterator)
+        case .objectPath(let v):
+            guard DBusNames.isValidObjectPath(v) else { throw .invalidArgs("'\(v)' is not a valid object path") }
+            try text("o", v, &iterator)
+        case .signature(let v):
+            guard dbus_signature_validate(v, nil) != 0 else { throw .invalidArgs("'\(v)' is not a valid type signature") }
+            try text("g", v, &iterator)
+        case .variant(let inner):
+            try checkType(inner)
+            try container("v", inner.signature, &iterator) { content throws(DBusError) in try write(inner, to: &content) }
+        case .structure(let fields):
+            try checkType(value)
+            try container("r", nil, &iterator) { inner throws(DBusError) in
+                for field in fields { try write(field, to: &inner) }
+            }
+        case .array(let element, let items):
+            try checkType(value)
+            try container("a", element, &iterator) { inner throws(DBusError) in
+                for item in items {
+                    guard item.signature == element else { throw .invalidArgs("array of \(element) holds a \(item.signature)") }
+                    try write(item, to: &inner)
+                }
+            }
+        case .dictionary(let key, let valueSignature, let entries):
+            try checkType(value)
+            try container("a", "{\(key)\(valueSignature)}", &iterator) { inner throws(DBusError) in
+                for entry in entries {
+                    guard entry.key.signature == key, entry.value.signature == valueSignature else {
+                        throw .invalidArgs("dictionary a{\(key)\(valueSignature)} holds {\(entry.key.signature)\(entry.value.signature)}")
+                    }
+                    try container("e", nil, &inner) { pair throws(DBusError) in
+                        try write(entry.key, to: &pair)
+                        try write(entry.value, to: &pair)
+                    }
+                }
+            }
         }
     }
 
-    static func validate(_ value: DBusValue) throws(DBusError) {
+    /// Throws unless a container's own type is one D-Bus has (checked before
+    /// libdbus opens it): an array's element one complete type, a
+    /// dictionary's key basic, a structure not empty. What it holds is
+    /// checked as it is written.
+    private static func checkType(_ value: DBusValue) throws(DBusError) {
         switch value {
-        case .string(let s) where !DBusNames.isValidString(s):
-            throw .invalidArgs("a string contains a NUL character")
-        case .objectPath(let path) where !DBusNames.isValidObjectPath(path):
-            throw .invalidArgs("'\(path)' is not a valid object path")
-        case .array(let element, let items):
-            for item in items {
-                guard item.signature == element else { throw .invalidArgs("array of \(element) holds a \(item.signature)") }
-                try validate(item)
+        case .array(let element, _):
+            guard dbus_signature_validate_single("a" + element, nil) != 0 else {
+                throw .invalidArgs("'a\(element)' is not a valid array type")
             }
-        case .dictionary(let key, let valueSignature, let entries):
-            for entry in entries {
-                guard entry.key.signature == key, entry.value.signature == valueSignature else {
-                    throw .invalidArgs("dictionary a{\(key)\(valueSignature)} holds {\(entry.key.signature)\(entry.value.signature)}")
-                }
-                try validate(entry.key)
-                try validate(entry.value)
+        case .dictionary(let key, let valueSignature, _):
+            let signature = "a{\(key)\(valueSignature)}"
+            guard dbus_signature_validate_single(signature, nil) != 0 else {
+                throw .invalidArgs("'\(signature)' is not a valid dictionary type")
             }
         case .structure(let fields):
-            for field in fields { try validate(field) }
-        case .variant(let inner):
-            try validate(inner)
+            guard !fields.isEmpty else { throw .invalidArgs("a structure needs at least one field") }
+            for field in fields { try checkType(field) }
         default:
             break
         }
     }
 
-    private static func append(_ value: DBusValue, to iterator: inout DBusMessageIter) -> Bool {
-        func basic(_ type: Character, _ set: (inout DBusBasicValue) -> Void) -> Bool {
-            var storage = DBusBasicValue()
-            set(&storage)
-            return dbus_message_iter_append_basic(&iterator, code(type), &storage) != 0
+    private static func basic(
+        _ type: Unicode.Scalar, _ iterator: inout DBusMessageIter?, _ set: (inout DBusBasicValue) -> Void
+    ) throws(DBusError) {
+        guard iterator != nil else { return }
+        var storage = DBusBasicValue()
+        set(&storage)
+        guard dbus_message_iter_append_basic(&iterator!, code(type), &storage) != 0 else { throw outOfMemory(type) }
+    }
+
+    private static func text(_ type: Unicode.Scalar, _ string: String, _ iterator: inout DBusMessageIter?) throws(DBusError) {
+        guard iterator != nil else { return }
+        let appended = string.withCString { pointer in
+            var storage: UnsafePointer<CChar>? = pointer
+            return dbus_message_iter_append_basic(&iterator!, code(type), &storage) != 0
         }
-        func text(_ type: Character, _ string: String) -> Bool {
-            string.withCString { pointer in
-                var storage: UnsafePointer<CChar>? = pointer
-                return dbus_message_iter_append_basic(&iterator, code(type), &storage) != 0
-            }
+        guard appended else { throw outOfMemory(type) }
+    }
+
+    /// Opens a container, writes its contents with `body`, and closes it; abandons it if `body` fails.
+    private static func container(
+        _ type: Unicode.Scalar, _ signature: String?, _ iterator: inout DBusMessageIter?,
+        _ body: (inout DBusMessageIter?) throws(DBusError) -> Void
+    ) throws(DBusError) {
+        guard iterator != nil else {
+            var nowhere: DBusMessageIter?
+            return try body(&nowhere)
         }
-        func container(_ type: Character, _ signature: String?, _ body: (inout DBusMessageIter) -> Bool) -> Bool {
-            var inner = DBusMessageIter()
-            let opened: Bool
+        var inner: DBusMessageIter? = DBusMessageIter()
+        let opened =
             if let signature {
-                opened = signature.withCString { dbus_message_iter_open_container(&iterator, code(type), $0, &inner) != 0 }
+                signature.withCString { dbus_message_iter_open_container(&iterator!, code(type), $0, &inner!) != 0 }
             } else {
-                opened = dbus_message_iter_open_container(&iterator, code(type), nil, &inner) != 0
+                dbus_message_iter_open_container(&iterator!, code(type), nil, &inner!) != 0
             }
-            guard opened else { return false }
-            guard body(&inner) else {
-                dbus_message_iter_abandon_container(&iterator, &inner)
-                return false
-            }
-            return dbus_message_iter_close_container(&iterator, &inner) != 0
+        guard opened else { throw outOfMemory(type) }
+        do {
+            try body(&inner)
+        } catch {
+            dbus_message_iter_abandon_container(&iterator!, &inner!)
+            throw error
         }
-        switch value {
-        case .byte(let v): return basic("y") { $0.byt = v }
-        case .boolean(let v): return basic("b") { $0.bool_val = v ? 1 : 0 }
-        case .int16(let v): return basic("n") { $0.i16 = v }
-        case .uint16(let v): return basic("q") { $0.u16 = v }
-        case .int32(let v): return basic("i") { $0.i32 = v }
-        case .uint32(let v): return basic("u") { $0.u32 = v }
-        case .int64(let v): return basic("x") { $0.i64 = .init(v) }
-        case .uint64(let v): return basic("t") { $0.u64 = .init(v) }
-        case .double(let v): return basic("d") { $0.dbl = v }
-        case .string(let v): return text("s", v)
-        case .objectPath(let v): return text("o", v)
-        case .signature(let v): return text("g", v)
-        case .variant(let inner):
-            return container("v", inner.signature) { append(inner, to: &$0) }
-        case .structure(let fields):
-            return container("r", nil) { inner in fields.allSatisfy { append($0, to: &inner) } }
-        case .array(let element, let items):
-            return container("a", element) { inner in items.allSatisfy { append($0, to: &inner) } }
-        case .dictionary(let key, let valueSignature, let entries):
-            return container("a", "{\(key)\(valueSignature)}") { inner in
-                entries.allSatisfy { entry in
-                    var pair = DBusMessageIter()
-                    guard dbus_message_iter_open_container(&inner, code("e"), nil, &pair) != 0 else { return false }
-                    guard append(entry.key, to: &pair), append(entry.value, to: &pair) else {
-                        dbus_message_iter_abandon_container(&inner, &pair)
-                        return false
-                    }
-                    return dbus_message_iter_close_container(&inner, &pair) != 0
-                }
-            }
-        }
+        guard dbus_message_iter_close_container(&iterator!, &inner!) != 0 else { throw outOfMemory(type) }
+    }
+
+    private static func outOfMemory(_ type: Unicode.Scalar) -> DBusError {
+        .failed("libdbus ran out of memory appending a value of type \(type)")
     }
 }

@@ -14,6 +14,13 @@ import Testing
         (.dictionary(keySignature: "s", valueSignature: "v", [.init(.string("k"), .string("bare"))]), "dictionary a{sv} holds {ss}"),
         // Deep inside: a variant in a dictionary in a structure.
         (.structure([.uint32(1), .vardict([("path", .objectPath("//"))])]), "'//' is not a valid object path"),
+        // Types libdbus would abort on: checked before a container is opened.
+        (.signature("a{"), "'a{' is not a valid type signature"),
+        (.array(elementSignature: "", []), "'a' is not a valid array type"),
+        (.array(elementSignature: "ss", []), "'ass' is not a valid array type"),
+        (.dictionary(keySignature: "v", valueSignature: "s", []), "'a{vs}' is not a valid dictionary type"),
+        (.structure([]), "a structure needs at least one field"),
+        (.variant(.structure([.string("x"), .structure([])])), "a structure needs at least one field"),
     ]
 
     static let interfaceName = "org.example.Refuser1"

@@ -1,0 +1,91 @@
+import BeaconCore
+import BeacondAPI
+import BeacondBus
+import DBus
+
+/// What beacond's reads are answered from: the engine's last published
+/// snapshot and the answers read most, built once per publication instead of
+/// once per call.
+///
+/// Isolated to the connection's executor: the method handlers and property
+/// getters run on the connection's thread, so they read it with no lock and
+/// no hop (`assumeIsolated`). The engine's owner hands each publication over
+/// before the objects and signals it causes (`DBusConnection.perform` keeps
+/// them in order), so a client that heard a signal reads what it announced.
+actor BusAnswers {
+    /// One publication, built by the engine's owner, off the connection's thread.
+    struct Publication: Sendable {
+        var snapshot: ServiceSnapshot
+        /// GetNearestVenue's answer, the venue's `a{sv}`; nil when there is no venue.
+        var nearest: DBusValue?
+        /// Manager1's properties.
+        var manager: [(String, DBusValue)]
+    }
+
+    /// A RequestNearestVenue call waiting for a venue.
+    private struct Waiter {
+        var call: DBusMethodCall
+        var deadline: Timestamp
+    }
+
+    nonisolated let executor: DBusEventLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    private(set) var publication: Publication
+    /// GetRangedBeacons' entries, built by the first call after a publication
+    /// (the engine publishes five times a second; most are never asked for them).
+    private var ranged: [(identity: BeaconIdentity, value: DBusValue)]?
+    private var waiters: [Waiter] = []
+
+    init(_ publication: Publication, executor: DBusEventLoop) {
+        self.publication = publication
+        self.executor = executor
+    }
+
+    var snapshot: ServiceSnapshot { publication.snapshot }
+
+    func apply(_ publication: Publication) {
+        self.publication = publication
+        ranged = nil
+    }
+
+    /// The ranged beacons, nearest first, each as its `a{sv}`.
+    func rangedBeacons() -> [(identity: BeaconIdentity, value: DBusValue)] {
+        if let ranged { return ranged }
+        let built = snapshot.ranged.map { ($0.identity, DBusValue.vardict(Beacond.Beacon($0).properties)) }
+        ranged = built
+        return built
+    }
+
+    // MARK: RequestNearestVenue
+
+    /// Answers at once with a venue that is ranged in a known proximity;
+    /// otherwise fails at once for a zero timeout, or waits for a venue.
+    func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration) {
+        if let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown, let answer = publication.nearest {
+            return call.reply([answer])
+        }
+        guard timeout > .zero else {
+            return call.fail(BeacondError.locationUnknown("no venue is known right now"))
+        }
+        waiters.append(Waiter(call: call, deadline: snapshot.time + timeout))
+    }
+
+    /// Answers the waiting calls once there is any venue; fails those past their deadline.
+    func answerWaiters() {
+        if let answer = publication.nearest {
+            for waiter in waiters { waiter.call.reply([answer]) }
+            waiters.removeAll()
+            return
+        }
+        let now = snapshot.time
+        for waiter in waiters where waiter.deadline <= now {
+            waiter.call.fail(BeacondError.locationUnknown("no venue could be determined within the timeout"))
+        }
+        waiters.removeAll { $0.deadline <= now }
+    }
+
+    /// A client left: its waiting calls have no one to answer.
+    func forgetWaiters(of sender: String) {
+        waiters.removeAll { $0.call.sender == sender }
+    }
+}
