@@ -16,8 +16,9 @@ actor BusAnswers {
     /// One publication, built by the engine's owner, off the connection's thread.
     struct Publication: Sendable {
         var snapshot: ServiceSnapshot
-        /// GetNearestVenue's answer, the venue's `a{sv}`; nil when there is no venue.
-        var nearest: DBusValue?
+        /// GetNearestVenue's answer, the venue's `a{sv}` encoded once for
+        /// every reply until the next publication; nil when there is no venue.
+        var nearest: DBusEncodedReply?
         /// Manager1's properties.
         var manager: [(String, DBusValue)]
     }
@@ -62,7 +63,7 @@ actor BusAnswers {
     /// otherwise fails at once for a zero timeout, or waits for a venue.
     func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration) {
         if let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown, let answer = publication.nearest {
-            return call.reply([answer])
+            return call.reply(answer)
         }
         guard timeout > .zero else {
             return call.fail(BeacondError.locationUnknown("no venue is known right now"))
@@ -73,7 +74,7 @@ actor BusAnswers {
     /// Answers the waiting calls once there is any venue; fails those past their deadline.
     func answerWaiters() {
         if let answer = publication.nearest {
-            for waiter in waiters { waiter.call.reply([answer]) }
+            for waiter in waiters { waiter.call.reply(answer) }
             waiters.removeAll()
             return
         }

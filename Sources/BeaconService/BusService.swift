@@ -75,7 +75,7 @@ final class BusService: Sendable {
     /// The answers read most, built here once per publication rather than per call.
     private static func publication(_ snapshot: ServiceSnapshot, version: String) -> BusAnswers.Publication {
         BusAnswers.Publication(
-            snapshot: snapshot, nearest: snapshot.nearest.map { Beacond.Venue($0, now: snapshot.time).dbusValue },
+            snapshot: snapshot, nearest: snapshot.nearest.map { DBusEncodedReply([Beacond.Venue($0, now: snapshot.time).dbusValue]) },
             manager: managerProperties(snapshot, version: version))
     }
 
@@ -301,7 +301,7 @@ final class BusService: Sendable {
             call.fail(BeacondError.noVenue("no venue is in range and no preferred venue is set"))
             return
         }
-        call.reply([nearest])
+        call.reply(nearest)
     }
 
     private func requestNearestVenue(_ call: DBusMethodCall) {

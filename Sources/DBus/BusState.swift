@@ -172,22 +172,28 @@ actor BusState {
 
     /// Answers `call` (unless its caller asked for no reply); a reply that
     /// cannot be encoded becomes an error, so the caller still hears.
-    private func answer(_ call: Handle, with result: Result<[DBusValue], DBusError>) {
+    private func answer(_ call: Handle, with answer: DBusMethodCall.Answer) {
         guard let raw, dbus_message_get_no_reply(call.pointer) == 0 else { return }
         let reply: OpaquePointer?
-        switch result {
-        case .success(let values):
-            reply = dbus_message_new_method_return(call.pointer)
-            if let reply {
-                do throws(DBusError) {
-                    try MessageCoder.append(values, to: reply)
-                } catch {
-                    dbus_message_unref(reply)
-                    return answer(call, with: .failure(.failed("reply could not be encoded: \(error.message)")))
+        do throws(DBusError) {
+            switch answer {
+            case .values(let values):
+                reply = dbus_message_new_method_return(call.pointer)
+                if let reply {
+                    do throws(DBusError) {
+                        try MessageCoder.append(values, to: reply)
+                    } catch {
+                        dbus_message_unref(reply)
+                        throw error
+                    }
                 }
+            case .encoded(let encoded):
+                reply = try encoded.reply(to: call.pointer)
+            case .failure(let error):
+                reply = dbus_message_new_error(call.pointer, error.name, error.message)
             }
-        case .failure(let error):
-            reply = dbus_message_new_error(call.pointer, error.name, error.message)
+        } catch {
+            return self.answer(call, with: .failure(.failed("reply could not be encoded: \(error.message)")))
         }
         guard let reply else { return }
         dbus_connection_send(raw, reply, nil)
@@ -197,14 +203,14 @@ actor BusState {
     /// Answers `call` from any thread: at once on the loop's, else handed to
     /// it with a reference of its own to the message (the call may be gone
     /// by then); dropped once the loop is closing.
-    nonisolated func send(_ result: Result<[DBusValue], DBusError>, to call: Handle) {
+    nonisolated func send(_ answer: DBusMethodCall.Answer, to call: Handle) {
         if loop.inEventLoop {
-            return assumeIsolated { $0.answer(call, with: result) }
+            return assumeIsolated { $0.answer(call, with: answer) }
         }
         dbus_message_ref(call.pointer)
         do {
             try loop.execute {
-                self.assumeIsolated { $0.answer(call, with: result) }
+                self.assumeIsolated { $0.answer(call, with: answer) }
                 dbus_message_unref(call.pointer)
             }
         } catch {

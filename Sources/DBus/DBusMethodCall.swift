@@ -24,6 +24,22 @@ public final class DBusMethodCall: Sendable {
         case memory(@Sendable (Result<[DBusValue], DBusError>) -> Void)
     }
 
+    /// What a call is answered with.
+    enum Answer: Sendable {
+        case values([DBusValue])
+        case encoded(DBusEncodedReply)
+        case failure(DBusError)
+
+        /// As a caller on the in-memory bus receives it.
+        var result: Result<[DBusValue], DBusError> {
+            switch self {
+            case .values(let values): .success(values)
+            case .encoded(let encoded): .success(encoded.values)
+            case .failure(let error): .failure(error)
+            }
+        }
+    }
+
     init(message: OpaquePointer, state: BusState) {
         dbus_message_ref(message)
         responder = .bus(Handle(pointer: message), state)
@@ -55,7 +71,12 @@ public final class DBusMethodCall: Sendable {
     }
 
     public func reply(_ values: [DBusValue] = []) {
-        answer(.success(values))
+        answer(.values(values))
+    }
+
+    /// Replies with values encoded once for many replies, copying their encoding.
+    public func reply(_ encoded: DBusEncodedReply) {
+        answer(.encoded(encoded))
     }
 
     public func fail(_ error: DBusError) {
@@ -65,19 +86,19 @@ public final class DBusMethodCall: Sendable {
     /// Whether this call has been answered (a deferred reply may race a timeout).
     public var isAnswered: Bool { answered.load(ordering: .acquiring) }
 
-    private func answer(_ result: Result<[DBusValue], DBusError>) {
+    private func answer(_ result: Answer) {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return
         }
         send(result)
     }
 
-    private func send(_ result: Result<[DBusValue], DBusError>) {
+    private func send(_ answer: Answer) {
         switch responder {
         case .bus(let message, let state):
-            state.send(result, to: message)
-        case .memory(let answer):
-            answer(result)
+            state.send(answer, to: message)
+        case .memory(let deliver):
+            deliver(answer.result)
         }
     }
 }
