@@ -42,7 +42,7 @@ import Testing
             }
         }
         // A client of another library reads the same.
-        let gdbus = try TestSupport.run(
+        let gdbus = try await TestSupport.run(
             TestSupport.tool("gdbus")!,
             ["call", "--address", fixture.bus.address, "--dest", "org.example.Counter", "--object-path", Self.path, "--method", "\(Self.interfaceName).Get"])
         #expect(gdbus.stdout.contains("'name': <'Caffè 咖啡'>") && gdbus.stdout.contains("[uint32 1, 2]"), "\(gdbus.stdout) \(gdbus.stderr)")
