@@ -17,9 +17,21 @@ public struct BeaconEngine: Sendable {
     public private(set) var evictions = 0
     private var ranger: Ranger
     private var selector: VenueSelector
-    private var tracks: [BeaconIdentity: BeaconTrack] = [:]
-    private var ranged: [BeaconIdentity: RangedBeacon] = [:]
+    /// Every tracked beacon, in no order, and where each identity's is: a
+    /// sighting looks its identity up once, and everything after (regions,
+    /// ranging, the eviction lists) reaches the track by position. Changed
+    /// where it lies, never copied out and written back: a copy would share
+    /// the track's sample buffers and make the next change copy them (a malloc).
+    private var tracks: [BeaconTrack] = []
+    private var positions: [BeaconIdentity: Int] = [:]
     private var transitions: [RegionTransition] = []
+    /// A region changed state, or the regions or venues changed, since the
+    /// last tick: then the tick re-ranges every beacon, as any may have gone
+    /// in or out of ranging; otherwise only those whose answer time can change.
+    private var regionsChanged = false
+    /// The tick's per-region figures, kept to spare their allocation.
+    private var slowest: [Duration?] = []
+    private var strongest: [Double?] = []
     /// Tracked beacons by when they were last heard, in the order they are
     /// evicted: strangers (marking no configured venue) not ranged, then
     /// ranged strangers (so a flood cannot churn the exported objects), then
@@ -46,16 +58,14 @@ public struct BeaconEngine: Sendable {
     public mutating func ingest(_ sighting: BeaconSighting, into events: inout [EngineEvent]) {
         lastSighting = max(lastSighting ?? sighting.time, sighting.time)
         let identity = sighting.identity
-        // The track is changed where it lies in `tracks` (through its index),
-        // never copied out and written back: a copy would share the track's
-        // sample buffers and make every sighting copy them (a malloc each).
-        let index: [BeaconIdentity: BeaconTrack].Index
+        let index: Int
         let previousInterval: Duration?
-        if let existing = tracks.index(forKey: identity) {
+        if let existing = positions[identity] {
             index = existing
-            previousInterval = tracks.values[index].interval
-            let walkingRate = ranger.walkingRate(tracks.values[index])
-            tracks.values[index].observe(sighting, isFirst: false, walkingRate: walkingRate)
+            previousInterval = tracks[index].interval
+            let walkingRate = ranger.walkingRate(
+                level: tracks[index].filter.estimate, measuredPower: tracks[index].measuredPower)
+            tracks[index].observe(sighting, isFirst: false, walkingRate: walkingRate)
         } else {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
@@ -66,28 +76,31 @@ public struct BeaconEngine: Sendable {
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
                 defaultPower: configuration.ranging.defaultMeasuredPower)
             previousInterval = nil
-            track.observe(sighting, isFirst: true, walkingRate: ranger.walkingRate(track))
-            tracks[identity] = track
-            index = tracks.index(forKey: identity)!
+            track.observe(
+                sighting, isFirst: true,
+                walkingRate: ranger.walkingRate(level: track.filter.estimate, measuredPower: track.measuredPower))
+            index = tracks.count
+            tracks.append(track)
+            positions[identity] = index
         }
-        if !sighting.frame.hasPlausibleMeasuredPower, !tracks.values[index].announcedImplausiblePower {
-            tracks.values[index].announcedImplausiblePower = true
+        if !sighting.frame.hasPlausibleMeasuredPower, !tracks[index].announcedImplausiblePower {
+            tracks[index].announcedImplausiblePower = true
             events.append(
                 .implausibleMeasuredPower(
-                    identity, advertised: sighting.frame.measuredPower, rangingWith: tracks.values[index].measuredPower))
+                    identity, advertised: sighting.frame.measuredPower, rangingWith: tracks[index].measuredPower))
         }
-        let estimate = tracks.values[index].filter.estimate
+        let estimate = tracks[index].filter.estimate
         monitor.observe(
             rssi: sighting.rssi, filteredRSSI: estimate.isFinite ? estimate : nil,
-            at: sighting.time, interval: previousInterval, indices: tracks.values[index].regionIndices, identity: identity,
+            at: sighting.time, interval: previousInterval, indices: tracks[index].regionIndices, identity: identity,
             into: &transitions)
         // Recency to the second is enough to choose whom to evict, and spares
         // a beacon at 10 Hz nine list updates in ten.
-        let relist = tracks.values[index].listedAt.map { sighting.time - $0 >= .seconds(1) } ?? true
-        if relist { tracks.values[index].listedAt = sighting.time }
+        let relist = tracks[index].listedAt.map { sighting.time - $0 >= .seconds(1) } ?? true
+        if relist { tracks[index].listedAt = sighting.time }
         flushTransitions(into: &events)
-        rangeAndPublish(identity, now: sighting.time, into: &events)
-        if relist { list(identity) }
+        rangeAndPublish(index, now: sighting.time, into: &events)
+        if relist { list(index) }
     }
 
     /// The source lost or regained the radio. While it is down, beacons go
@@ -105,25 +118,47 @@ public struct BeaconEngine: Sendable {
     /// Lets time pass: stale beacons go unknown, forgotten ones disappear,
     /// regions exit, and the nearest venue is decided.
     public mutating func tick(now: Timestamp, into events: inout [EngineEvent]) {
-        var slowest: [Int: Duration] = [:]
-        var strongest: [Int: Double] = [:]
-        for (identity, track) in tracks {
-            if now - track.lastSeen > forgetAfter(track) {
-                forget(identity, into: &events)
+        // A beacon is forgotten after as long as a region would take to exit
+        // without it; one heard once, its interval unknown, is kept for three of
+        // Bluetooth's longest intervals so that a slow beacon can be learnt.
+        slowest.removeAll(keepingCapacity: true)
+        slowest.append(contentsOf: repeatElement(nil, count: monitor.regions.count))
+        strongest.removeAll(keepingCapacity: true)
+        strongest.append(contentsOf: repeatElement(nil, count: monitor.regions.count))
+        // Fields are read one by one: a method called on `tracks[index]` here
+        // copied the whole track (and the engine) for every beacon at every tick.
+        let (exitAfter, staleAfter) = (configuration.ranging.exitAfter, ranger.staleAfter)
+        var index = 0
+        while index < tracks.count {
+            let silence = now - tracks[index].lastSeen
+            let interval = tracks[index].interval
+            if silence > max(exitAfter, (interval ?? RegionMonitor.longestAdvertisingInterval).tripled) {
+                forget(at: index, into: &events)  // the last track moves here
                 continue
             }
-            let fresh = now - track.lastSeen <= track.staleAfter(minimum: ranger.staleAfter)
-            for index in track.regionIndices {
-                if let interval = track.interval { slowest[index] = max(slowest[index] ?? .zero, interval) }
-                if fresh, track.filter.estimate.isFinite {
-                    strongest[index] = max(strongest[index] ?? -.infinity, track.filter.estimate)
-                }
+            let fresh = silence <= BeaconTrack.staleAfter(interval: interval, minimum: staleAfter)
+            let level = tracks[index].filter.estimate
+            for region in tracks[index].regionIndices {
+                if let interval { slowest[region] = max(slowest[region] ?? .zero, interval) }
+                if fresh, level.isFinite { strongest[region] = max(strongest[region] ?? -.infinity, level) }
             }
+            index += 1
         }
+        let (slowest, strongest) = (slowest, strongest)
         monitor.tick(
             now: now, slowestInterval: { slowest[$0] }, strongestRSSI: { strongest[$0] }, into: &transitions)
         flushTransitions(into: &events)
-        for identity in Array(tracks.keys) { rangeAndPublish(identity, now: now, into: &events) }
+        // Ranging again changes nothing for a beacon that was fresh and is,
+        // or was stale and is, while no region changed: it only repeats the
+        // last sighting's answer. (A stranger refused at the cap may find room.)
+        for index in tracks.indices {
+            let fresh =
+                now - tracks[index].lastSeen <= BeaconTrack.staleAfter(interval: tracks[index].interval, minimum: staleAfter)
+            if regionsChanged || fresh != tracks[index].wasFresh || tracks[index].isRefused {
+                rangeAndPublish(index, now: now, into: &events)
+            }
+        }
+        regionsChanged = false
         decideNearestVenue(now: now, into: &events)
     }
 
@@ -131,10 +166,18 @@ public struct BeaconEngine: Sendable {
 
     /// Ranged beacons, nearest first, unknown last; all of them, or those matching `constraint`.
     public func rangedBeacons(matching constraint: BeaconConstraint? = nil) -> [RangedBeacon] {
-        ranged.values.filter { constraint?.matches($0.identity) ?? true }.sorted(by: RangedBeacon.rangingOrder)
+        tracks.compactMap { track in
+            track.isRanged && (constraint?.matches(track.identity) ?? true) ? rangedBeacon(track) : nil
+        }.sorted(by: RangedBeacon.rangingOrder)
     }
 
-    public func rangedBeacon(_ identity: BeaconIdentity) -> RangedBeacon? { ranged[identity] }
+    public func rangedBeacon(_ identity: BeaconIdentity) -> RangedBeacon? {
+        positions[identity].flatMap { tracks[$0].isRanged ? rangedBeacon(tracks[$0]) : nil }
+    }
+
+    private func rangedBeacon(_ track: BeaconTrack) -> RangedBeacon {
+        Ranger.beacon(track, venueID: track.venueIndex.map { configuration.venues[$0].id })
+    }
 
     public var nearestVenue: NearestVenue? { selector.current }
 
@@ -169,8 +212,9 @@ public struct BeaconEngine: Sendable {
     public mutating func stopMonitoring(key: String, into events: inout [EngineEvent]) throws(EngineError) {
         guard monitor.remove(key: key) else { throw .unknownRegion(key) }
         reindexTracks()
-        for (identity, track) in tracks where track.regionIndices.isEmpty {
-            forget(identity, into: &events)
+        var index = 0
+        while index < tracks.count {
+            if tracks[index].regionIndices.isEmpty { forget(at: index, into: &events) } else { index += 1 }
         }
     }
 
@@ -208,36 +252,29 @@ public struct BeaconEngine: Sendable {
         configuration.venues.firstIndex { $0.constraint.matches(identity) }
     }
 
-    /// A beacon is forgotten after as long as a region would take to exit
-    /// without it; one heard once, its interval unknown, is kept for three of
-    /// Bluetooth's longest intervals so that a slow beacon can be learnt.
-    private func forgetAfter(_ track: BeaconTrack) -> Duration {
-        max(configuration.ranging.exitAfter, (track.interval ?? RegionMonitor.longestAdvertisingInterval) * 3)
-    }
-
     /// After regions or venues changed: each track's regions, venue and
     /// calibration, and the eviction lists rebuilt in order of last sighting.
     private mutating func reindexTracks() {
-        for (identity, var track) in tracks {
-            let venue = venueIndex(for: identity)
-            track.regionIndices = monitor.indices(matching: identity)
-            track.calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
-            track.defaultPower = configuration.ranging.defaultMeasuredPower
-            track.venueIndex = venue
-            tracks[identity] = track
+        for index in tracks.indices {
+            let venue = venueIndex(for: tracks[index].identity)
+            tracks[index].regionIndices = monitor.indices(matching: tracks[index].identity)
+            tracks[index].calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
+            tracks[index].defaultPower = configuration.ranging.defaultMeasuredPower
+            tracks[index].venueIndex = venue
         }
+        regionsChanged = true
         strangers = RecencyList()
         rangedStrangers = RecencyList()
         venueBeacons = RecencyList()
-        for (identity, _) in tracks.sorted(by: { $0.value.lastSeen < $1.value.lastSeen }) { list(identity) }
+        for index in tracks.indices.sorted(by: { tracks[$0].lastSeen < tracks[$1].lastSeen }) { list(index) }
     }
 
     /// Puts a beacon on the eviction list it belongs to now, as the most recently heard there.
-    private mutating func list(_ identity: BeaconIdentity) {
-        guard let track = tracks[identity] else { return }
-        if track.venueIndex != nil {
+    private mutating func list(_ index: Int) {
+        let identity = tracks[index].identity
+        if tracks[index].venueIndex != nil {
             venueBeacons.touch(identity)
-        } else if ranged[identity] != nil {
+        } else if tracks[index].isRanged {
             strangers.remove(identity)
             rangedStrangers.touch(identity)
         } else {
@@ -252,23 +289,35 @@ public struct BeaconEngine: Sendable {
     private mutating func makeRoom(forVenueBeacon isVenueBeacon: Bool, into events: inout [EngineEvent]) -> Bool {
         guard tracks.count >= limits.trackedBeacons else { return true }
         evictions += 1
-        guard let victim = strangers.oldest ?? rangedStrangers.oldest ?? (isVenueBeacon ? venueBeacons.oldest : nil) else {
+        guard let victim = strangers.oldest ?? rangedStrangers.oldest ?? (isVenueBeacon ? venueBeacons.oldest : nil),
+            let index = positions[victim]
+        else {
             return false
         }
-        forget(victim, into: &events)
+        forget(at: index, into: &events)
         return true
     }
 
-    private mutating func forget(_ identity: BeaconIdentity, into events: inout [EngineEvent]) {
-        tracks[identity] = nil
+    /// Drops the track at `index`; the last track takes its place.
+    private mutating func forget(at index: Int, into events: inout [EngineEvent]) {
+        let identity = tracks[index].identity
+        let wasRanged = tracks[index].isRanged
+        positions[identity] = nil
         strangers.remove(identity)
         rangedStrangers.remove(identity)
         venueBeacons.remove(identity)
-        if ranged.removeValue(forKey: identity) != nil { events.append(.beaconDisappeared(identity)) }
+        let last = tracks.count - 1
+        if index != last {
+            tracks.swapAt(index, last)
+            positions[tracks[index].identity] = index
+        }
+        tracks.removeLast()
+        if wasRanged { events.append(.beaconDisappeared(identity)) }
     }
 
     private mutating func flushTransitions(into events: inout [EngineEvent]) {
         guard !transitions.isEmpty else { return }
+        regionsChanged = true
         events.append(contentsOf: transitions.map(EngineEvent.region))
         transitions.removeAll(keepingCapacity: true)
     }
@@ -276,44 +325,49 @@ public struct BeaconEngine: Sendable {
     /// Re-ranges one beacon and publishes it while one of its regions is
     /// inside and it has shown entry evidence of its own; strangers only while
     /// fewer than `limits.rangedStrangers` are ranged.
-    private mutating func rangeAndPublish(_ identity: BeaconIdentity, now: Timestamp, into events: inout [EngineEvent]) {
-        guard let index = tracks.index(forKey: identity) else { return }
+    private mutating func rangeAndPublish(_ index: Int, now: Timestamp, into events: inout [EngineEvent]) {
         let inside =
-            tracks.values[index].confirmed
-            && tracks.values[index].regionIndices.contains { monitor.regions[$0].state == .inside }
-        let venueIndex = tracks.values[index].venueIndex
-        let venueID = venueIndex.map { configuration.venues[$0].id }
-        let beacon = ranger.range(&tracks.values[index], now: now, venueID: venueID)
+            tracks[index].confirmed
+            && tracks[index].regionIndices.contains { monitor.regions[$0].state == .inside }
+        ranger.range(&tracks[index], now: now)
+        tracks[index].isRefused = false
         if inside {
-            if ranged.updateValue(beacon, forKey: identity) == nil {
-                if venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
-                    ranged[identity] = nil
+            if !tracks[index].isRanged {
+                if tracks[index].venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
+                    tracks[index].isRefused = true
                 } else {
-                    events.append(.beaconAppeared(identity))
-                    list(identity)
+                    tracks[index].isRanged = true
+                    events.append(.beaconAppeared(tracks[index].identity))
+                    list(index)
                 }
             }
-        } else if ranged.removeValue(forKey: identity) != nil {
-            events.append(.beaconDisappeared(identity))
-            list(identity)
+        } else if tracks[index].isRanged {
+            tracks[index].isRanged = false
+            events.append(.beaconDisappeared(tracks[index].identity))
+            list(index)
         }
     }
 
     private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
-        var best: [Int: VenueSelector.Candidate] = [:]
-        for beacon in ranged.values where beacon.proximity != .unknown {
-            guard let venueIndex = tracks[beacon.identity]?.venueIndex else { continue }
+        // Each venue's closest beacon, by position in the configuration's venues.
+        var best = [VenueSelector.Candidate?](repeating: nil, count: configuration.venues.count)
+        for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
+            guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance else { continue }
             let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
-            if let limit, beacon.distance > limit { continue }
+            if let limit, distance.median > limit { continue }
             if let existing = best[venueIndex],
-                (existing.beacon.distance, existing.beacon.identity) <= (beacon.distance, beacon.identity)
+                (existing.beacon.distance, existing.beacon.identity) <= (distance.median, tracks[index].identity)
             {
                 continue
             }
-            best[venueIndex] = VenueSelector.Candidate(venueIndex: venueIndex, beacon: beacon)
+            best[venueIndex] = VenueSelector.Candidate(
+                venueIndex: venueIndex,
+                beacon: Ranger.beacon(tracks[index], venueID: configuration.venues[venueIndex].id, solvingAccuracy: false),
+                unsolved: distance)
         }
         let preferred = preferredVenueID.flatMap { id in configuration.venues.firstIndex { $0.id == id } }
-        if selector.update(candidates: Array(best.values), venues: configuration.venues, preferred: preferred, now: now) {
+        let candidates = best.compactMap { $0 }
+        if selector.update(candidates: candidates, venues: configuration.venues, preferred: preferred, now: now) {
             events.append(.nearestVenueChanged(selector.current))
         }
     }

@@ -18,8 +18,32 @@ public struct BeaconIdentity: Hashable, Sendable, Comparable, CustomStringConver
         self.minor = minor
     }
 
+    /// By `uuidString`, then major and minor. The string is the bytes in
+    /// order as upper-case hex (digits sort before A–F, the dashes stand at
+    /// the same places), so the bytes compare as the strings would, without
+    /// making two strings per comparison (sorting 1,000 ranged beacons made 20,000).
     public static func < (lhs: BeaconIdentity, rhs: BeaconIdentity) -> Bool {
-        (lhs.uuid.uuidString, lhs.major, lhs.minor) < (rhs.uuid.uuidString, rhs.major, rhs.minor)
+        let (left, right) = (lhs.uuidHalves, rhs.uuidHalves)
+        return (left.high, left.low, lhs.major, lhs.minor) < (right.high, right.low, rhs.major, rhs.minor)
+    }
+
+    /// Hashes the UUID as two words: `UUID`'s own hash feeds its 16 bytes one
+    /// by one, and every sighting hashes its identity.
+    public func hash(into hasher: inout Hasher) {
+        let halves = uuidHalves
+        hasher.combine(halves.high)
+        hasher.combine(halves.low)
+        hasher.combine(UInt32(major) << 16 | UInt32(minor))
+    }
+
+    /// The UUID's bytes as two big-endian words: compared as numbers, they order as the bytes do.
+    private var uuidHalves: (high: UInt64, low: UInt64) {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
     }
 
     /// `UUID/major/minor`, as people write beacons in logs.

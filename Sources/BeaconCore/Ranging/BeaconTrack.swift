@@ -10,6 +10,17 @@ struct BeaconTrack: Sendable {
     /// Typical time between sightings (an average of gaps, packet loss included).
     var interval: Duration?
     var proximity: Proximity = .unknown
+    /// What ranging made of the beacon when it last ranged it (at its last
+    /// sighting, or a tick that could change the answer): its distance
+    /// distribution (`nil` while unknown: too few samples, or stale) and
+    /// whether it was fresh. The reported `RangedBeacon` is built from these
+    /// when someone reads it, so the accuracy (a root solve) is not solved at every sighting.
+    var distance: DistanceDistribution?
+    var wasFresh = false
+    /// Ranged: reported, exported, a candidate for nearest venue.
+    var isRanged = false
+    /// Inside a region but refused ranging (strangers at their cap): tried again at every tick.
+    var isRefused = false
     /// Whether this identity itself has shown a region's entry evidence (two
     /// sightings within the enter window): only then is it ranged and
     /// published, so a stranger sending each identity once is never exported.
@@ -53,9 +64,9 @@ struct BeaconTrack: Sendable {
     mutating func observe(_ sighting: BeaconSighting, isFirst: Bool, walkingRate: Double) {
         if !isFirst {
             let gap = sighting.time - lastSeen
-            if gap > .zero, gap <= max(RegionMonitor.enterWindow, (interval ?? .zero) * 3) { confirmed = true }
-            if gap > .zero, gap <= RegionMonitor.longestAdvertisingInterval * 1.5 {
-                interval = interval.map { $0 * 0.8 + gap * 0.2 } ?? gap
+            if gap > .zero, gap <= max(RegionMonitor.enterWindow, (interval ?? .zero).tripled) { confirmed = true }
+            if gap > .zero, gap <= Self.longestGap {
+                interval = interval.map { $0.scaled(by: 0.8) + gap.scaled(by: 0.2) } ?? gap
             }
         }
         lastSeen = max(lastSeen, sighting.time)
@@ -70,6 +81,13 @@ struct BeaconTrack: Sendable {
     /// How long without a sighting before this beacon's figures are too old:
     /// never less than a few of its own advertising intervals.
     func staleAfter(minimum: Duration) -> Duration {
-        max(minimum, (interval ?? .zero) * 3)
+        Self.staleAfter(interval: interval, minimum: minimum)
     }
+
+    static func staleAfter(interval: Duration?, minimum: Duration) -> Duration {
+        max(minimum, (interval ?? .zero).tripled)
+    }
+
+    /// Gaps up to this long count in the interval average.
+    static let longestGap = RegionMonitor.longestAdvertisingInterval * 1.5
 }

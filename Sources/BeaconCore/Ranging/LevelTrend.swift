@@ -17,7 +17,7 @@ struct LevelTrend: Sendable {
     }
 
     mutating func append(_ value: Double, at time: Timestamp) {
-        let t = (time - start).seconds
+        let t = time.seconds(since: start)
         count += 1
         sumT += t
         sumTT += t * t

@@ -89,7 +89,7 @@ public struct RSSIFilter: Sendable {
         if gap > parameters.longestGap { restartStillness(at: time) }
         // Predict: while moving the level may change as fast as a walk moves it.
         let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
-        variance += drift * max(0, gap.seconds)
+        variance += drift * max(0, time.seconds(since: lastTime))
         let spread = (variance + r).squareRoot()
         let standardized = (rssi - estimate) / spread
         let clipped = min(max(standardized, -parameters.huberClip), parameters.huberClip)

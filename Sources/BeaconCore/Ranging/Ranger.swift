@@ -30,9 +30,8 @@ public struct Ranger: Hashable, Sendable {
 
     /// dB/s by which a slow walk would move this beacon's level at its
     /// current distance (at 1 m before there is a level).
-    func walkingRate(_ track: BeaconTrack) -> Double {
-        let level = track.filter.estimate
-        let distance = level.isFinite ? model.distance(rssi: level, measuredPower: Double(track.measuredPower)) : 1
+    func walkingRate(level: Double, measuredPower: Int8) -> Double {
+        let distance = level.isFinite ? model.distance(rssi: level, measuredPower: Double(measuredPower)) : 1
         return model.levelRate(distance: distance, speed: Self.slowWalk)
     }
 
@@ -45,26 +44,32 @@ public struct Ranger: Hashable, Sendable {
         return DistanceDistribution(median: median, logSigma: sigma)
     }
 
-    /// Updates the track's band after a sighting or as time passes, and
-    /// returns what ranging reports for it now.
-    func range(_ track: inout BeaconTrack, now: Timestamp, venueID: String?) -> RangedBeacon {
-        let filter = track.filter
+    /// Updates the track's distance distribution and band after a sighting
+    /// or as time passes. Whatever is reported comes from these (`beacon`).
+    func range(_ track: inout BeaconTrack, now: Timestamp) {
         let fresh = now - track.lastSeen <= track.staleAfter(minimum: staleAfter)
-        var distance = -1.0
-        var accuracy = -1.0
-        if filter.samples >= minimumSamples, filter.estimate.isFinite, fresh {
-            let estimate = distribution(filter, measuredPower: Double(track.measuredPower))
-            distance = estimate.median
-            accuracy = estimate.accuracy
+        track.wasFresh = fresh
+        if track.filter.samples >= minimumSamples, track.filter.estimate.isFinite, fresh {
+            let estimate = distribution(track.filter, measuredPower: Double(track.measuredPower))
+            track.distance = estimate
             track.proximity = classifier.band(estimate, previous: track.proximity)
         } else {
+            track.distance = nil
             track.proximity = .unknown
         }
+    }
+
+    /// What ranging reports for the track as it was last ranged. The
+    /// accuracy is solved here, when read, unless `solvingAccuracy` is false
+    /// (then it is `nan`, for a caller that solves only the one it keeps).
+    static func beacon(_ track: BeaconTrack, venueID: String?, solvingAccuracy: Bool = true) -> RangedBeacon {
+        let estimate = track.filter.estimate
         return RangedBeacon(
             identity: track.identity, rssi: track.lastRSSI,
-            filteredRSSI: filter.estimate.isFinite ? filter.estimate : Double(track.lastRSSI ?? 0),
-            measuredPower: track.measuredPower, distance: distance, accuracy: accuracy,
-            proximity: track.proximity, isStationary: fresh && filter.isStationary, lastSeen: track.lastSeen,
-            address: track.address, venueID: venueID)
+            filteredRSSI: estimate.isFinite ? estimate : Double(track.lastRSSI ?? 0),
+            measuredPower: track.measuredPower, distance: track.distance?.median ?? -1,
+            accuracy: track.distance.map { solvingAccuracy ? $0.accuracy : .nan } ?? -1,
+            proximity: track.proximity, isStationary: track.wasFresh && track.filter.isStationary,
+            lastSeen: track.lastSeen, address: track.address, venueID: venueID)
     }
 }

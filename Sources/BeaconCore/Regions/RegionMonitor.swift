@@ -123,27 +123,27 @@ public struct RegionMonitor: Sendable {
         rssi: Int8?, filteredRSSI: Double?, at time: Timestamp, interval: Duration?, indices: [Int],
         identity: BeaconIdentity, into transitions: inout [RegionTransition]
     ) {
+        // Changed where it lies: a copy of the region (its definition's
+        // strings) in and out at every sighting costs more than the rest.
         for index in indices {
-            var region = regions[index]
-            region.lastSeen = max(region.lastSeen ?? time, time)
-            let qualifies = region.enterRSSI.map { floor in rssi.map { Double($0) >= floor } ?? false } ?? true
-            if qualifies { region.lastQualifying = time }
-            let settled = region.exitRSSI.map { exit in (filteredRSSI ?? -.infinity) >= exit } ?? true
-            if region.state != .inside, qualifies, settled {
-                let window = max(Self.enterWindow, (interval ?? .zero) * 3)
-                if let pending = region.pendingSighting, time - pending <= window, time > pending {
-                    region.state = .inside
-                    region.pendingSighting = nil
+            regions[index].lastSeen = max(regions[index].lastSeen ?? time, time)
+            let qualifies = regions[index].enterRSSI.map { floor in rssi.map { Double($0) >= floor } ?? false } ?? true
+            if qualifies { regions[index].lastQualifying = time }
+            let settled = regions[index].exitRSSI.map { exit in (filteredRSSI ?? -.infinity) >= exit } ?? true
+            if regions[index].state != .inside, qualifies, settled {
+                let window = max(Self.enterWindow, (interval ?? .zero).tripled)
+                if let pending = regions[index].pendingSighting, time - pending <= window, time > pending {
+                    regions[index].state = .inside
+                    regions[index].pendingSighting = nil
                     transitions.append(
                         RegionTransition(
-                            regionID: region.definition.key, kind: .entered, time: time,
-                            notify: region.definition.notifyOnEntry,
+                            regionID: regions[index].definition.key, kind: .entered, time: time,
+                            notify: regions[index].definition.notifyOnEntry,
                             reason: "2 sightings of \(identity) within \(window.configurationText)"))
                 } else {
-                    region.pendingSighting = time
+                    regions[index].pendingSighting = time
                 }
             }
-            regions[index] = region
         }
     }
 
@@ -158,7 +158,7 @@ public struct RegionMonitor: Sendable {
     ) {
         for index in regions.indices {
             var region = regions[index]
-            let timeout = max(region.exitAfter, (slowestInterval(index) ?? .zero) * 3)
+            let timeout = max(region.exitAfter, (slowestInterval(index) ?? .zero).tripled)
             switch region.state {
             case .inside:
                 if !isSuspended, let lastSeen = region.lastSeen, now - lastSeen >= timeout {
@@ -177,7 +177,7 @@ public struct RegionMonitor: Sendable {
                 }
             case .unknown:
                 let patience = region.lastQualifying != nil && slowestInterval(index) == nil
-                    ? max(timeout, Self.longestAdvertisingInterval * 3) : timeout
+                    ? max(timeout, Self.longestAdvertisingInterval.tripled) : timeout
                 if !isSuspended, now - (region.lastQualifying ?? region.watchedSince) >= patience {
                     region.state = .outside
                     transitions.append(

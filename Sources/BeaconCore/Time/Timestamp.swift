@@ -35,6 +35,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         .microseconds(lhs.microsecondsSinceEpoch.saturatingSubtract(rhs.microsecondsSinceEpoch))
     }
 
+    /// `(self - other).seconds`, the same `Double` to the bit, without the
+    /// `Duration` (whose `components` cost a 128-bit division): the filter
+    /// and its line fit need it at every sighting.
+    public func seconds(since other: Timestamp) -> Double {
+        let (whole, fraction) = microsecondsSinceEpoch.saturatingSubtract(other.microsecondsSinceEpoch)
+            .quotientAndRemainder(dividingBy: 1_000_000)
+        return Double(whole) + Double(fraction * 1_000_000_000_000) / 1e18
+    }
+
     /// ISO 8601 in UTC with microseconds, e.g. `2024-05-01T12:00:00.250000Z`.
     public var description: String { String(capacity: Self.iso8601Capacity, writing: writeISO8601) }
 
@@ -72,6 +81,25 @@ extension Duration {
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
         if overflow { return seconds < 0 ? .min : .max }
         return whole.saturatingAdd(attoseconds / 1_000_000_000_000)
+    }
+
+    /// `self * 3`, exactly: multiplying a `Duration` by an integer goes
+    /// through the standard library's generic integer conversion (hundreds of
+    /// instructions), and the engine needs this at every sighting and, for
+    /// every beacon, at every tick.
+    public var tripled: Duration { self + self + self }
+
+    /// `self * factor` as the standard library computes it (the attoseconds
+    /// as a `Double`, times the factor, truncated), without its generic
+    /// 128-bit conversions when the attoseconds fit 64 bits (under 9.2 s:
+    /// an advertising interval). The engine averages intervals at every sighting.
+    public func scaled(by factor: Double) -> Duration {
+        if let small = Int64(exactly: attoseconds),
+            let product = Int64(exactly: (Double(small) * factor).rounded(.towardZero))
+        {
+            return Duration(attoseconds: Int128(product))
+        }
+        return self * factor
     }
 
     /// Seconds as a floating-point number, for arithmetic in models.

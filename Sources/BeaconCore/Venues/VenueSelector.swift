@@ -10,10 +10,32 @@ public struct VenueSelector: Sendable {
     public struct Candidate: Sendable, Equatable {
         public var venueIndex: Int
         public var beacon: RangedBeacon
+        /// The beacon's distance distribution, its accuracy not yet solved:
+        /// the engine hands over every venue's closest beacon at every tick,
+        /// and only the answer's accuracy is ever read.
+        var unsolved: DistanceDistribution?
 
         public init(venueIndex: Int, beacon: RangedBeacon) {
             self.venueIndex = venueIndex
             self.beacon = beacon
+        }
+
+        init(venueIndex: Int, beacon: RangedBeacon, unsolved: DistanceDistribution?) {
+            self.venueIndex = venueIndex
+            self.beacon = beacon
+            self.unsolved = unsolved
+        }
+
+        /// Ranked closest first, then by venue.
+        func precedes(_ other: Candidate) -> Bool {
+            (beacon.distance, venueIndex) < (other.beacon.distance, other.venueIndex)
+        }
+
+        var solvedBeacon: RangedBeacon {
+            guard let unsolved else { return beacon }
+            var solved = beacon
+            solved.accuracy = unsolved.accuracy
+            return solved
         }
     }
 
@@ -34,11 +56,18 @@ public struct VenueSelector: Sendable {
         candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
     ) -> Bool {
         let previous = current.map { ($0.venueID, $0.source) }
-        let ranked = candidates.sorted {
-            ($0.beacon.distance, $0.venueIndex) < ($1.beacon.distance, $1.venueIndex)
+        // Of the candidates ranked, only the first, the incumbent's and the
+        // first of another venue than the winner's matter: found without sorting them all.
+        func first(where included: (Candidate) -> Bool) -> Candidate? {
+            var found: Candidate?
+            for candidate in candidates where included(candidate) {
+                if let found, !candidate.precedes(found) { continue }
+                found = candidate
+            }
+            return found
         }
-        if let best = ranked.first {
-            let incumbent = currentIndex.flatMap { index in ranked.first { $0.venueIndex == index } }
+        if let best = first(where: { _ in true }) {
+            let incumbent = currentIndex.flatMap { index in first { $0.venueIndex == index } }
             var winner = incumbent ?? best
             if let incumbent, best.venueIndex != incumbent.venueIndex,
                 best.beacon.distance < incumbent.beacon.distance * (1 - margin)
@@ -52,12 +81,12 @@ public struct VenueSelector: Sendable {
                 challenger = nil
             }
             if winner.venueIndex != incumbent?.venueIndex { challenger = nil }
-            let runnerUp = ranked.first { $0.venueIndex != winner.venueIndex }
+            let runnerUp = first { $0.venueIndex != winner.venueIndex }
             let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
             currentIndex = winner.venueIndex
             current = NearestVenue(
                 venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
-                beacon: winner.beacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
+                beacon: winner.solvedBeacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
                 margin: min(1, max(0, lead)),
                 isStationary: winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true))
         } else {
