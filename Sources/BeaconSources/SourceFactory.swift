@@ -29,7 +29,7 @@ public struct SourceFactory: Sendable {
         }
     }
 
-    public func run(_ spec: SourceSpec, _ deliver: (SourceEvent) async -> Void) async throws(SourceError) -> Outcome {
+    public func run(_ spec: SourceSpec, _ deliver: (SourceEvent) -> Void) async throws(SourceError) -> Outcome {
         switch spec {
         case .replay(let path, let speed):
             let summary = try await ReplaySource(path: path, speed: speed)
@@ -52,7 +52,7 @@ public struct SourceFactory: Sendable {
     }
 
     /// `auto`: hci, then bluez; neither failing at its start means it runs.
-    private static func auto(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+    private static func auto(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let hciProblem: SourceError
         do {
             try await HCISource(adapter: nil).run(deliver)

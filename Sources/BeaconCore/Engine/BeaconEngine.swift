@@ -29,9 +29,12 @@ public struct BeaconEngine: Sendable {
     /// last tick: then the tick re-ranges every beacon, as any may have gone
     /// in or out of ranging; otherwise only those whose answer time can change.
     private var regionsChanged = false
-    /// The tick's per-region figures, kept to spare their allocation.
+    /// The tick's per-region figures and per-venue closest beacons (by
+    /// position in `tracks`), kept to spare their allocation.
     private var slowest: [Duration?] = []
     private var strongest: [Double?] = []
+    private var closest: [Int?] = []
+    private var candidates: [VenueSelector.Candidate] = []
     /// Tracked beacons by when they were last heard, in the order they are
     /// evicted: strangers (marking no configured venue) not ranged, then
     /// ranged strangers (so a flood cannot churn the exported objects), then
@@ -349,24 +352,28 @@ public struct BeaconEngine: Sendable {
     }
 
     private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
-        // Each venue's closest beacon, by position in the configuration's venues.
-        var best = [VenueSelector.Candidate?](repeating: nil, count: configuration.venues.count)
+        closest.removeAll(keepingCapacity: true)
+        closest.append(contentsOf: repeatElement(nil, count: configuration.venues.count))
         for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
-            guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance else { continue }
+            guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance?.median else { continue }
             let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
-            if let limit, distance.median > limit { continue }
-            if let existing = best[venueIndex],
-                (existing.beacon.distance, existing.beacon.identity) <= (distance.median, tracks[index].identity)
+            if let limit, distance > limit { continue }
+            if let existing = closest[venueIndex],
+                (tracks[existing].distance!.median, tracks[existing].identity) <= (distance, tracks[index].identity)
             {
                 continue
             }
-            best[venueIndex] = VenueSelector.Candidate(
-                venueIndex: venueIndex,
-                beacon: Ranger.beacon(tracks[index], venueID: configuration.venues[venueIndex].id, solvingAccuracy: false),
-                unsolved: distance)
+            closest[venueIndex] = index
+        }
+        candidates.removeAll(keepingCapacity: true)
+        for case let (venueIndex, index?) in closest.enumerated() {
+            candidates.append(
+                VenueSelector.Candidate(
+                    venueIndex: venueIndex,
+                    beacon: Ranger.beacon(tracks[index], venueID: configuration.venues[venueIndex].id, solvingAccuracy: false),
+                    unsolved: tracks[index].distance))
         }
         let preferred = preferredVenueID.flatMap { id in configuration.venues.firstIndex { $0.id == id } }
-        let candidates = best.compactMap { $0 }
         if selector.update(candidates: candidates, venues: configuration.venues, preferred: preferred, now: now) {
             events.append(.nearestVenueChanged(selector.current))
         }

@@ -40,7 +40,7 @@ public struct BlueZSource: Sendable {
 
     /// Delivers advertisements and availability changes until cancelled.
     /// Fails at the start if there is no system bus, no bluetoothd or no adapter.
-    public func run(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+    public func run(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let connection: DBusConnection
         do {
             connection = try DBusConnection.connect(bus)
@@ -105,7 +105,7 @@ struct BlueZSession {
 
     /// Finds bluetoothd and the adapter and starts discovery; returns what is
     /// missing if it cannot even find them (the caller decides whether that is fatal).
-    mutating func arm(_ deliver: (SourceEvent) async -> Void) async -> String? {
+    mutating func arm(_ deliver: (SourceEvent) -> Void) async -> String? {
         owner = nil
         adapterPath = nil
         devices = [:]
@@ -121,14 +121,14 @@ struct BlueZSession {
             let problem = error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
                 ? "bluetoothd is not running (nobody owns org.bluez on the system bus); start it with `sudo systemctl start bluetooth`"
                 : "cannot read BlueZ's objects: \(error)"
-            await report(false, problem, deliver)
+            report(false, problem, deliver)
             return problem
         }
         let tree = Self.objectTree(objects.first)
         let adapters = tree.filter { $0.value[BlueZ.adapter] != nil }.keys.sorted()
         guard let path = adapters.first(where: matches) else {
             let problem = "BlueZ has no adapter\(wanted.map { " named \($0)" } ?? "") (found: \(adapters.isEmpty ? "none" : adapters.joined(separator: ", "))); check `bluetoothctl list` and `rfkill list`"
-            await report(false, problem, deliver)
+            report(false, problem, deliver)
             return problem
         }
         for (devicePath, interfaces) in tree where devicePath.hasPrefix(path + "/") {
@@ -138,13 +138,13 @@ struct BlueZSession {
         return nil
     }
 
-    mutating func handle(_ input: BlueZSource.Input, _ deliver: (SourceEvent) async -> Void) async {
+    mutating func handle(_ input: BlueZSource.Input, _ deliver: (SourceEvent) -> Void) async {
         switch input {
         case .ownerChanged(""):
             owner = nil
             adapterPath = nil
             devices = [:]
-            await report(false, "bluetoothd left the system bus (stopped or restarting); waiting for it to return", deliver)
+            report(false, "bluetoothd left the system bus (stopped or restarting); waiting for it to return", deliver)
         case .ownerChanged:
             _ = await arm(deliver)
         case .signal(let signal):
@@ -156,18 +156,18 @@ struct BlueZSession {
     }
 
     /// Restarts our discovery session when it has gone quiet, within `SilenceRecovery`'s bounds.
-    private mutating func recoverIfQuiet(_ deliver: (SourceEvent) async -> Void) async {
+    private mutating func recoverIfQuiet(_ deliver: (SourceEvent) -> Void) async {
         guard reported?.available == true, let adapterPath else { return }
         switch recovery.step(at: .now) {
         case .rearm(let attempt, let attempts, let quiet):
             _ = try? await connection.call(
                 destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
             await startDiscovery(deliver)
-            await deliver(.note(
+            deliver(.note(
                 "\(adapterName): no advertisement through BlueZ for \(quiet.configurationText); restarted our discovery "
                     + "(StopDiscovery, StartDiscovery; try \(attempt) of \(attempts))"))
         case .giveUp(let attempts, let quiet):
-            await deliver(.note(
+            deliver(.note(
                 "\(adapterName): still no advertisement through BlueZ after \(attempts) restarts of discovery "
                     + "(\(quiet.configurationText) of quiet); leaving it alone until one arrives. Nothing in range, "
                     + "or a deaf radio: `bluetoothctl power off; bluetoothctl power on`"))
@@ -176,7 +176,7 @@ struct BlueZSession {
         }
     }
 
-    private mutating func handle(_ signal: DBusSignal, _ deliver: (SourceEvent) async -> Void) async {
+    private mutating func handle(_ signal: DBusSignal, _ deliver: (SourceEvent) -> Void) async {
         let arguments = signal.arguments
         switch signal.member {
         case "InterfacesAdded":
@@ -186,7 +186,7 @@ struct BlueZSession {
                 await adopt(path, properties, deliver)
             }
             if let properties = interfaces[BlueZ.device], isOurs(path) {
-                await received(path, properties, deliver)
+                received(path, properties, deliver)
             }
         case "InterfacesRemoved":
             guard let path = arguments.first?.string, let names = arguments.last?.arrayElements?.compactMap(\.string) else { return }
@@ -194,7 +194,7 @@ struct BlueZSession {
                 let name = adapterName
                 adapterPath = nil
                 devices = [:]
-                await report(false, "\(name) was removed; waiting for it to come back", deliver)
+                report(false, "\(name) was removed; waiting for it to come back", deliver)
             } else if names.contains(BlueZ.device) {
                 devices[path] = nil
             }
@@ -206,10 +206,10 @@ struct BlueZSession {
                 if powered {
                     await startDiscovery(deliver)
                 } else {
-                    await report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
+                    report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
                 }
             } else if interface == BlueZ.device, isOurs(signal.path) {
-                await received(signal.path, changed, deliver)
+                received(signal.path, changed, deliver)
             }
         default:
             return
@@ -217,16 +217,16 @@ struct BlueZSession {
     }
 
     /// Takes an adapter into use: discovery if it is powered, a wait if not.
-    private mutating func adopt(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
+    private mutating func adopt(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) -> Void) async {
         adapterPath = path
         if properties["Powered"]?.bool == true {
             await startDiscovery(deliver)
         } else {
-            await report(false, "\(adapterName) is powered off; \(Self.powerOnAdvice)", deliver)
+            report(false, "\(adapterName) is powered off; \(Self.powerOnAdvice)", deliver)
         }
     }
 
-    private mutating func startDiscovery(_ deliver: (SourceEvent) async -> Void) async {
+    private mutating func startDiscovery(_ deliver: (SourceEvent) -> Void) async {
         guard let adapterPath else { return }
         let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
         do throws(DBusError) {
@@ -239,9 +239,9 @@ struct BlueZSession {
             } catch where error.name == "org.bluez.Error.InProgress" {
                 // Already discovering for us: nothing to do.
             }
-            await report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", deliver)
+            report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", deliver)
         } catch {
-            await report(false, "BlueZ refused to discover on \(adapterName): \(error)", deliver)
+            report(false, "BlueZ refused to discover on \(adapterName): \(error)", deliver)
         }
     }
 
@@ -254,11 +254,11 @@ struct BlueZSession {
     }
 
     /// A device's properties: delivered as an advertisement when they carry a report.
-    private mutating func received(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) async -> Void) async {
+    private mutating func received(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) -> Void) {
         guard remember(path, properties), let advertisement = devices[path]?.advertisement(at: ServiceClock.now()) else { return }
-        await deliver(.advertisement(advertisement))
+        deliver(.advertisement(advertisement))
         if let tries = recovery.heard(at: .now) {
-            await deliver(.note("\(adapterName): advertisements came back after restarting discovery (\(SilenceRecovery.count(tries)))"))
+            deliver(.note("\(adapterName): advertisements came back after restarting discovery (\(SilenceRecovery.count(tries)))"))
         }
     }
 
@@ -269,11 +269,11 @@ struct BlueZSession {
         return isReport
     }
 
-    private mutating func report(_ available: Bool, _ reason: String, _ deliver: (SourceEvent) async -> Void) async {
+    private mutating func report(_ available: Bool, _ reason: String, _ deliver: (SourceEvent) -> Void) {
         if let reported, reported.available == available, reported.reason == reason { return }
         if available, reported?.available != true { recovery.restart(at: .now) }
         reported = (available, reason)
-        await deliver(.availability(available: available, reason: reason))
+        deliver(.availability(available: available, reason: reason))
     }
 
     private func matches(_ path: String) -> Bool {

@@ -43,7 +43,7 @@ public struct HCISource: Sendable {
 
     /// Delivers advertising-report events and availability changes until cancelled;
     /// returns once the scan is stopped and the socket filter restored.
-    public func run(_ deliver: (SourceEvent) async -> Void) async throws(SourceError) {
+    public func run(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let (outputs, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
         let control = ThreadControl()
         let thread = Thread { [self] in
@@ -56,7 +56,7 @@ public struct HCISource: Sendable {
         let failure: SourceError? = await withTaskCancellationHandler {
             for await output in outputs {
                 switch output {
-                case .event(let event): await deliver(event)
+                case .event(let event): deliver(event)
                 case .failed(let error): return error
                 }
             }

@@ -83,7 +83,7 @@ public struct ReplaySource: Sendable {
     ///     (the service does, so its clock and the recording's agree); `scan`
     ///     keeps the times as recorded.
     public func run<C: Clock<Duration>>(
-        clock: C, startTime: Timestamp, rebased: Bool = false, _ deliver: (SourceEvent) async -> Void
+        clock: C, startTime: Timestamp, rebased: Bool = false, _ deliver: (SourceEvent) -> Void
     ) async throws(SourceError) -> Summary {
         var reader = try open()
         var summary = Summary(format: reader.format)
@@ -105,7 +105,7 @@ public struct ReplaySource: Sendable {
                 factor = 1
             }
             let time = rebased ? startTime + (recorded - origin) / factor : recorded
-            await deliver(.hciEvent(event.packet, time: time))
+            deliver(.hciEvent(event.packet, time: time))
         }
         summary.skippedRecords = reader.skippedRecords
         summary.lastSkipReason = reader.lastSkipReason

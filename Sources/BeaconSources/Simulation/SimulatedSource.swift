@@ -12,7 +12,7 @@ public struct SimulatedSource: Sendable {
 
     /// Delivers receptions until cancelled. Times are wall-clock times.
     public func run<C: Clock<Duration>>(
-        clock: C, startTime: Timestamp, _ deliver: (SourceEvent) async -> Void
+        clock: C, startTime: Timestamp, _ deliver: (SourceEvent) -> Void
     ) async {
         var round = scenario
         var roundStart = startTime
@@ -24,7 +24,7 @@ public struct SimulatedSource: Sendable {
                 if due > clock.now {
                     do { try await clock.sleep(until: due, tolerance: .milliseconds(5)) } catch { return }
                 }
-                await deliver(.advertisement(reception.advertisement))
+                deliver(.advertisement(reception.advertisement))
             }
             roundStart = roundStart + simulator.trajectory.duration
             round.seed &+= 1
