@@ -1,6 +1,12 @@
 import BeaconCore
 import Glibc
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Prints sightings, a line each, as text or JSON.
 ///
 /// Written byte by byte into one buffer and handed to `write(2)` 64 KB at a
@@ -15,6 +21,8 @@ final class SightingPrinter {
     private let flushesEachLine: Bool
     private var buffer: [UInt8] = []
     private let output = OutputFile.standardOutput
+    private var uuidText = RepeatedText<UUID>()
+    private var secondText = RepeatedText<Int64>()
     /// One write per this many bytes.
     static let bufferSize = 1 << 16
 
@@ -29,7 +37,7 @@ final class SightingPrinter {
 
     func print(_ sighting: BeaconSighting) {
         buffer.appendText(capacity: Self.lineCapacity) { line in
-            if json { Self.writeJSON(sighting, to: &line) } else { Self.writeText(sighting, to: &line) }
+            if json { writeJSON(sighting, to: &line) } else { writeText(sighting, to: &line) }
         }
         if flushesEachLine || buffer.count > Self.bufferSize - Self.lineCapacity { flush() }
     }
@@ -39,12 +47,12 @@ final class SightingPrinter {
 
     /// `TIME ADDRESS UUID major M minor N power P dBm rssi R dBm`, or `rssi n/a`;
     /// `(not a 1 m calibration)` after an implausible measured power.
-    private static func writeText(_ sighting: BeaconSighting, to line: inout TextWriter) {
-        sighting.time.writeISO8601(to: &line)
+    private func writeText(_ sighting: BeaconSighting, to line: inout TextWriter) {
+        writeTime(sighting.time, to: &line)
         line.write(" ")
         sighting.address.write(to: &line)
         line.write(" ")
-        line.writeUUID(sighting.identity.uuid)
+        writeUUID(sighting.identity.uuid, to: &line)
         line.write(" major ")
         line.writeDecimal(sighting.identity.major)
         line.write(" minor ")
@@ -63,7 +71,7 @@ final class SightingPrinter {
     /// One object, keys sorted, `rssi` left out without a reading: what
     /// `JSONEncoder` with `.sortedKeys` made of it before (the tests compare).
     /// Every string is an address, a name, a time or a UUID: nothing to escape.
-    private static func writeJSON(_ sighting: BeaconSighting, to line: inout TextWriter) {
+    private func writeJSON(_ sighting: BeaconSighting, to line: inout TextWriter) {
         line.write(#"{"address":""#)
         sighting.address.write(to: &line)
         line.write(#"","address_type":""#)
@@ -81,12 +89,25 @@ final class SightingPrinter {
             line.writeDecimal(rssi)
         }
         line.write(#","time":""#)
-        sighting.time.writeISO8601(to: &line)
+        writeTime(sighting.time, to: &line)
         line.write(#"","time_us":"#)
         line.writeDecimal(sighting.time.microsecondsSinceEpoch)
         line.write(#","uuid":""#)
-        line.writeUUID(sighting.identity.uuid)
+        writeUUID(sighting.identity.uuid, to: &line)
         line.write("\"}\n")
+    }
+
+    /// `Timestamp.writeISO8601`, the part up to the fraction made once a second.
+    private func writeTime(_ time: Timestamp, to line: inout TextWriter) {
+        secondText.write(for: time.wholeSeconds, capacity: Timestamp.iso8601Capacity, to: &line) {
+            time.writeISO8601Seconds(to: &$0)
+        }
+        time.writeISO8601Fraction(to: &line)
+    }
+
+    /// `TextWriter.writeUUID`, made once while the UUID repeats.
+    private func writeUUID(_ uuid: UUID, to line: inout TextWriter) {
+        uuidText.write(for: uuid, capacity: 36, to: &line) { $0.writeUUID(uuid) }
     }
 
     /// A line for stderr; the sightings before it are written first, so a file of both reads in order.

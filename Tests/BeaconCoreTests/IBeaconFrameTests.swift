@@ -230,6 +230,28 @@ import Testing
         }
     }
 
+    /// Identities order by their UUID's text, then major and minor, as when
+    /// the comparison made the strings (ranged beacons at equal distances list in this order).
+    @Test func identitiesOrderAsTheirText() async {
+        let bytes = Gen.uint8().array(of: 16)
+        await propertyCheck(count: 300, input: bytes, bytes, Gen.uint16(), Gen.uint16()) { a, b, major, minor in
+            let uuids = [a, b].map { byte in
+                UUID(uuid: (
+                    byte[0], byte[1], byte[2], byte[3], byte[4], byte[5], byte[6], byte[7], byte[8], byte[9],
+                    byte[10], byte[11], byte[12], byte[13], byte[14], byte[15]))
+            }
+            let left = BeaconIdentity(uuid: uuids[0], major: major, minor: minor)
+            for right in [
+                BeaconIdentity(uuid: uuids[1], major: major, minor: minor),
+                BeaconIdentity(uuid: uuids[0], major: major &+ 1, minor: minor),
+                BeaconIdentity(uuid: uuids[0], major: major, minor: minor &- 1),
+            ] {
+                let byText = (left.uuid.uuidString, left.major, left.minor) < (right.uuid.uuidString, right.major, right.minor)
+                #expect((left < right) == byText)
+            }
+        }
+    }
+
     @Test func identityDescription() {
         let identity = BeaconIdentity(uuid: Fixtures.gimbalUUID, major: 0, minor: 1)
         #expect(identity.description == "DAF246CE-8363-11E4-B116-123B93F75CBA/0/1")

@@ -39,6 +39,23 @@ import Testing
         #expect(Duration.milliseconds(1500).seconds == 1.5)
     }
 
+    /// The engine's shortcuts give the very bits the standard library's
+    /// arithmetic gives: ranging must not change with them.
+    @Test func shortcutsMatchDurationArithmeticToTheBit() async {
+        await propertyCheck(count: 500, input: Gen.int64(), Gen.int64(in: -30_000_000...30_000_000)) { micros, gap in
+            let t = Timestamp(microsecondsSinceEpoch: micros)
+            let other = Timestamp(microsecondsSinceEpoch: micros &- gap)
+            #expect(t.seconds(since: other).bitPattern == (t - other).seconds.bitPattern)
+            let interval = Duration.microseconds(gap.magnitude) + .nanoseconds(gap & 0x3FF)
+            for factor in [0.8, 0.2, 1.5, 1 / 3.0] {
+                #expect(interval.scaled(by: factor) == interval * factor)
+            }
+            #expect(interval.tripled == interval * 3)
+        }
+        let huge = Duration.seconds(Int64.max / 4)  // beyond 64 bits of attoseconds: the standard library's path
+        #expect(huge.scaled(by: 0.8) == huge * 0.8)
+    }
+
     @Test func civilDateKnownDays() {
         #expect(CivilDate(year: 1970, month: 1, day: 1).daysSinceEpoch == 0)
         #expect(CivilDate(year: 2024, month: 5, day: 1).daysSinceEpoch == 19844)

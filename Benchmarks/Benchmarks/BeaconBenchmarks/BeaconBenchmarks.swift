@@ -1,6 +1,7 @@
 import BeaconCore
 import BenchmarkInputs
 import Benchmark
+import Glibc
 
 // Every throughput benchmark measures a whole number of advertisements per
 // iteration equal to its `scalingFactor` (1,000 or 1,000,000), so ordo-one's
@@ -37,8 +38,11 @@ final class PipelineRun {
     private var next = 0  // advertisements fed so far
     private var nextTick: Int64 = 0
     private let start: Int64 = 1_700_000_000_000_000
-    /// Time in `feed` and advertisements fed by it, for the mean over all iterations.
+    /// Time in `feed` (wall clock, and this thread's CPU time, which other
+    /// processes on a loaded machine do not lengthen) and advertisements fed
+    /// by it, for the means over all iterations.
     private var fedTime: Duration = .zero
+    private var fedCPU: Int64 = 0
     private var fed = 0
 
     /// "100 beacons", "100 beacons + 10000 strangers": the benchmark's name and its summary's.
@@ -71,7 +75,7 @@ final class PipelineRun {
         nextTick = start + Self.tickEvery
         events!.reserveCapacity(4 * beacons)
         feed(schedule.count * 2)  // two seconds: every beacon tracked, the region inside, venues in play
-        (fedTime, fed) = (.zero, 0)
+        (fedTime, fedCPU, fed) = (.zero, 0, 0)
     }
 
     /// Feeds the next `count` advertisements of the endless schedule.
@@ -82,9 +86,11 @@ final class PipelineRun {
         var events = self.events.take()!
         let clock = ContinuousClock()
         let began = clock.now
+        let beganCPU = Self.threadCPUNanoseconds()
         defer {
             (self.engine, self.decoder, self.events) = (engine, decoder, events)
             fedTime += began.duration(to: clock.now)
+            fedCPU += Self.threadCPUNanoseconds() - beganCPU
             fed += count
         }
         let perSecond = schedule.count
@@ -108,14 +114,22 @@ final class PipelineRun {
         blackHole(engine.nearestVenue)
     }
 
+    static func threadCPUNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// The mean over every measured iteration (warm-up included). With 1,000
     /// beacons an iteration is 100 ms of advertisements and only every other
     /// one holds a tick, so the percentiles are bimodal: quote the mean.
     var summary: String {
         let seconds = Double(fedTime.components.seconds) + Double(fedTime.components.attoseconds) / 1e18
         let mean = seconds / Double(max(fed, 1))
+        let meanCPU = Double(fedCPU) / 1e9 / Double(max(fed, 1))
         return "pipeline: \(room): mean \(Int((mean * 1e9).rounded())) ns per advertisement, "
-            + "\(Int((1 / mean / 1e3).rounded())) K advertisements/s over \(fed) advertisements; "
+            + "\(Int((1 / mean / 1e3).rounded())) K advertisements/s over \(fed) advertisements "
+            + "(CPU time: \(Int((meanCPU * 1e9).rounded())) ns, \(Int((1 / meanCPU / 1e3).rounded())) K/s); "
             + "\(engine!.trackedBeacons) tracked, \(engine!.rangedBeacons().count) ranged, \(engine!.evictions) evictions, nearest \(engine!.nearestVenue?.venueID ?? "none"), "
             + "\(decoder.iBeacons) of \(decoder.advertisements) reports iBeacons, \(decoder.malformed) malformed"
     }
@@ -151,7 +165,7 @@ func trackingEngine(beacons: Int, sightings: Int) -> BeaconEngine {
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.throughput, .wallClock, .mallocCountTotal, .peakMemoryResident],
+        metrics: [.throughput, .wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
         warmupIterations: 3,
         maxDuration: .seconds(5), maxIterations: 1_000_000)
 

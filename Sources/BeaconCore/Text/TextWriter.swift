@@ -25,9 +25,14 @@ public struct TextWriter: ~Copyable {
     /// Writes text given as a literal.
     @inlinable
     public mutating func write(_ text: StaticString) {
-        text.withUTF8Buffer { bytes in
-            for byte in bytes { write(byte) }
-        }
+        text.withUTF8Buffer { write(bytes: $0) }
+    }
+
+    /// Writes bytes made earlier (text a caller keeps to repeat), in one copy.
+    @inlinable
+    public mutating func write(bytes: some Collection<UInt8>) {
+        precondition(count + bytes.count <= scratch.count, "text longer than the space asked for")
+        count = UnsafeMutableBufferPointer(rebasing: scratch[count...]).initialize(fromContentsOf: bytes) + count
     }
 
     /// Writes a string's UTF-8 (a separate name, so that literals take the `StaticString` path).

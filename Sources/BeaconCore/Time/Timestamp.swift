@@ -53,6 +53,16 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Writes `description`'s text (a scan prints one per sighting).
     public func writeISO8601(to text: inout TextWriter) {
+        writeISO8601Seconds(to: &text)
+        writeISO8601Fraction(to: &text)
+    }
+
+    /// The whole second this time falls in (rounded down): times in the same
+    /// one write the same `writeISO8601Seconds`.
+    public var wholeSeconds: Int64 { microsecondsSinceEpoch.floorDivided(by: 1_000_000).quotient }
+
+    /// `description`'s text up to and including the `.` before the microseconds.
+    public func writeISO8601Seconds(to text: inout TextWriter) {
         let (days, micros) = microsecondsSinceEpoch.floorDivided(by: 86_400_000_000)
         let date = CivilDate(daysSinceEpoch: days)
         let secondsOfDay = UInt64(micros / 1_000_000)
@@ -69,7 +79,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         text.write(UInt8(ascii: ":"))
         text.writeDecimal(secondsOfDay % 60, width: 2)
         text.write(UInt8(ascii: "."))
-        text.writeDecimal(UInt64(micros % 1_000_000), width: 6)
+    }
+
+    /// `description`'s microseconds and the `Z` after them.
+    public func writeISO8601Fraction(to text: inout TextWriter) {
+        text.writeDecimal(UInt64(microsecondsSinceEpoch.floorDivided(by: 1_000_000).remainder), width: 6)
         text.write(UInt8(ascii: "Z"))
     }
 }
