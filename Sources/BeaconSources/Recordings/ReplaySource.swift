@@ -50,13 +50,10 @@ public struct ReplaySource: Sendable {
         guard fstat(file, &status) == 0 else { throw .cannotRead(path: path, reason: Self.reason(errno)) }
         // The size is a hint (a pipe says 0, a file may grow): one byte more
         // than it tells whether the end was reached; past it the array doubles.
-        // The first read goes into memory neither zeroed first nor faulted in
-        // 4 KB pages (huge pages asked for): for a 35 MB capture that was a
-        // tenth of a scan.
+        // The first read goes into memory not zeroed first.
         let hint = max(Int(status.st_size), 0) + 1
         var problem: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: hint) { buffer, filled in
-            Self.adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
             while filled < buffer.count {
                 let count = read(file, buffer.baseAddress! + filled, buffer.count - filled)
                 if count > 0 {
@@ -82,17 +79,6 @@ public struct ReplaySource: Sendable {
                 throw .cannotRead(path: path, reason: Self.reason(errno))
             }
         }
-    }
-
-    /// Asks for huge pages over the whole pages of `buffer` (madvise wants a
-    /// page-aligned start); a kernel that does not do them ignores it.
-    private static func adviseHugePages(_ buffer: UnsafeMutableRawBufferPointer) {
-        guard let base = buffer.baseAddress else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (Int(bitPattern: base) + page - 1) / page * page
-        let end = (Int(bitPattern: base) + buffer.count) / page * page
-        guard end > start else { return }
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
     }
 
     /// What went wrong, as `open`/`read` said it.
