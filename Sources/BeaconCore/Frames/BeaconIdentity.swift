@@ -27,8 +27,8 @@ public struct BeaconIdentity: Hashable, Sendable, Comparable, CustomStringConver
         return (left.high, left.low, lhs.major, lhs.minor) < (right.high, right.low, rhs.major, rhs.minor)
     }
 
-    /// Hashes the UUID as two words: `UUID`'s own hash feeds its 16 bytes one
-    /// by one, and every sighting hashes its identity.
+    /// Hashes the UUID as two words: `UUID`'s own hash goes through the
+    /// hasher's byte-buffer path, slower, and every sighting hashes its identity.
     public func hash(into hasher: inout Hasher) {
         let halves = uuidHalves
         hasher.combine(halves.high)
