@@ -121,9 +121,6 @@ public struct BeaconEngine: Sendable {
     /// Lets time pass: stale beacons go unknown, forgotten ones disappear,
     /// regions exit, and the nearest venue is decided.
     public mutating func tick(now: Timestamp, into events: inout [EngineEvent]) {
-        // A beacon is forgotten after as long as a region would take to exit
-        // without it; one heard once, its interval unknown, is kept for three of
-        // Bluetooth's longest intervals so that a slow beacon can be learnt.
         slowest.removeAll(keepingCapacity: true)
         slowest.append(contentsOf: repeatElement(nil, count: monitor.regions.count))
         strongest.removeAll(keepingCapacity: true)
@@ -135,6 +132,9 @@ public struct BeaconEngine: Sendable {
         while index < tracks.count {
             let silence = now - tracks[index].lastSeen
             let interval = tracks[index].interval
+            // Forgotten after as long as a region would take to exit without
+            // it; one heard once, its interval unknown, is kept for three of
+            // Bluetooth's longest intervals so that a slow beacon can be learnt.
             if silence > max(exitAfter, (interval ?? RegionMonitor.longestAdvertisingInterval).tripled) {
                 forget(at: index, into: &events)  // the last track moves here
                 continue
