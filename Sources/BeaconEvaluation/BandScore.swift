@@ -59,7 +59,9 @@ public struct BandScore: Sendable, Equatable {
     /// calibrated at) does not decide the figure alone.
     public var coverageByDistance: Double? {
         guard !byDistance.isEmpty else { return nil }
-        return byDistance.values.map { Double($0.covered) / Double($0.estimates) }.reduce(0, +) / Double(byDistance.count)
+        // Summed in the order of the distances, so the figure is the same to its last digit on every run.
+        return byDistance.sorted { $0.key < $1.key }.map { Double($0.value.covered) / Double($0.value.estimates) }.reduce(0, +)
+            / Double(byDistance.count)
     }
 
     public var stationaryShare: Double { samples == 0 ? 0 : Double(stationary) / Double(samples) }
