@@ -8,7 +8,7 @@ import PackageDescription
 ///   regions, ranging, venues). No I/O, no clock: time is passed in.
 /// - `BeaconSimulation`: a seeded radio and a walking listener, pure as the core.
 /// - `BeaconEvaluation`: beacond beside naive baselines, on scenarios and traces.
-/// - `BeaconConfiguration`: `beacons.yaml` (Yams), validated with file:line messages.
+/// - `BeaconConfiguration`: `beacons.yaml` (libyaml), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
 /// - `BeacondAPI`: org.beacond declared once (names, types, keys, errors), pure; the reference is generated from it.
@@ -16,7 +16,7 @@ import PackageDescription
 /// - `BeaconClient`: a Swift client of beacond: typed calls and async sequences.
 /// - `DBus`: a general libdbus-1 binding (objects, properties, signals, client calls).
 /// - `BeaconMQTT`: the MQTT publisher (topics, payloads, Home Assistant discovery, pure) on libmosquitto.
-/// - `CBluetooth`, `CDBus`, `CMosquitto`: BlueZ's libbluetooth, libdbus-1 and libmosquitto, linked for real.
+/// - `CBluetooth`, `CDBus`, `CLibYAML`, `CMosquitto`: BlueZ's libbluetooth, libdbus-1, libyaml and libmosquitto, linked for real.
 /// - `beacond`, `beaconctl`: the service and its client.
 let package = Package(
     name: "beacond",
@@ -33,7 +33,6 @@ let package = Package(
         .library(name: "BeacondAPI", targets: ["BeacondAPI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
@@ -45,7 +44,12 @@ let package = Package(
         .target(name: "BeaconEvaluation", dependencies: ["BeaconCore", "BeaconSimulation"]),
         .target(
             name: "BeaconConfiguration",
-            dependencies: ["BeaconCore", "BeaconSimulation", .product(name: "Yams", package: "Yams")]
+            dependencies: ["BeaconCore", "BeaconSimulation", "CLibYAML"]
+        ),
+        .systemLibrary(
+            name: "CLibYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
         ),
         .systemLibrary(
             name: "CBluetooth",
@@ -95,7 +99,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // lld packs the relative relocations (DT_RELR, glibc 2.36+: bookworm): a
+            // position-independent beacond otherwise carries 1 MB of them, all read at
+            // every start and resident (docs/benchmarks.md, "Memory of the running service").
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
         ),
         .executableTarget(
             name: "beaconctl",

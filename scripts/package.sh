@@ -74,7 +74,6 @@ gzip -9n "$stage"/usr/share/man/man1/*.1
 doc=$stage/usr/share/doc/beacond
 install -D -m 0644 dist/debian/copyright "$doc/copyright"
 install -D -m 0644 dist/systemd/beacond-mqtt.conf "$doc/examples/beacond-mqtt.conf"
-install -D -m 0644 dist/debian/lintian-overrides "$stage/usr/share/lintian/overrides/beacond"
 {
     echo "beacond ($version) bookworm; urgency=medium"
     echo
@@ -96,6 +95,11 @@ rm -rf "$shlibs" && mkdir -p "$shlibs/debian"
 printf 'Source: beacond\n\nPackage: beacond\nArchitecture: any\n' >"$shlibs/debian/control"
 depends=$(cd "$shlibs" && dpkg-shlibdeps -O "${executables[@]/#/-e$stage/usr/bin/}" 2>"$shlibs/warnings" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { cat "$shlibs/warnings" >&2; echo "dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# beacond's packed relocations (lld -z pack-relative-relocs, Package.swift) need
+# glibc 2.36, a version no symbol names, so dpkg-shlibdeps cannot see it.
+if readelf -V "$stage/usr/bin/beacond" | grep -q GLIBC_ABI_DT_RELR; then
+    depends=$(sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/' <<<"$depends")
+fi
 echo "package: shlibs: $depends" >&2
 
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)

@@ -1,7 +1,11 @@
 import BeaconCore
 import BeaconSimulation
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import Yams
+#endif
 
 /// Reads `beacons.yaml` (SPEC section 7) and simulation scenarios.
 ///
@@ -14,6 +18,10 @@ public enum ConfigurationLoader {
     }
 
     public static func parse(_ yaml: String, file: String) throws(ConfigurationError) -> Configuration {
+        try parse(Array(yaml.utf8), file: file)
+    }
+
+    static func parse(_ yaml: [UInt8], file: String) throws(ConfigurationError) -> Configuration {
         try decode(yaml, file: file, what: "regions and venues") { reader, root in reader.configuration(root) }
     }
 
@@ -24,6 +32,10 @@ public enum ConfigurationLoader {
     }
 
     public static func parseScenario(_ yaml: String, file: String, name: String) throws(ConfigurationError) -> Scenario {
+        try parseScenario(Array(yaml.utf8), file: file, name: name)
+    }
+
+    static func parseScenario(_ yaml: [UInt8], file: String, name: String) throws(ConfigurationError) -> Scenario {
         try decode(yaml, file: file, what: "beacons and a listener") { reader, root in reader.scenario(root, name: name) }
     }
 
@@ -36,43 +48,47 @@ public enum ConfigurationLoader {
             .appendingPathComponent("scenarios/\(name).yaml").path
     }
 
+    /// Larger than any configuration or scenario people write (1,000 beacons
+    /// take about 200 KB); refused before it is read.
+    static let maximumFileSize = 8 << 20
+
     private static func decode<T>(
-        _ yaml: String, file: String, what: String, _ read: (inout NodeReader, Node) -> T?
+        _ yaml: [UInt8], file: String, what: String, _ read: (inout NodeReader, YAMLNode) -> T?
     ) throws(ConfigurationError) -> T {
-        var reader = NodeReader(file: file)
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: yaml)
+            root = try YAMLComposer.compose(yaml)
         } catch {
-            throw ConfigurationError(problems: [reader.syntaxProblem(error)])
+            throw ConfigurationError(problems: [ConfigurationProblem(file: file, line: error.line, field: "", message: error.message)])
         }
         // `---` alone, or `~`, is a document with nothing in it.
-        let empty = root.map { node in node.scalar.map { ["", "~", "null", "Null", "NULL"].contains($0.string) } ?? false } ?? true
+        let empty = root.map { node in node.scalar.map { ["", "~", "null", "Null", "NULL"].contains($0) } ?? false } ?? true
         guard let root, !empty else {
             throw ConfigurationError(problems: [
                 ConfigurationProblem(file: file, line: nil, field: "", message: "the file is empty; expected \(what)")
             ])
         }
+        var reader = NodeReader(file: file)
         let value = read(&reader, root)
         guard reader.problems.isEmpty, let value else { throw ConfigurationError(problems: reader.problems) }
         return value
     }
 
-    private static func read(_ path: String) throws(ConfigurationError) -> String {
-        do {
-            return try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(problems: [
-                ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(readProblem(path))")
-            ])
+    /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be read.
+    private static func read(_ path: String) throws(ConfigurationError) -> [UInt8] {
+        var isDirectory = false
+        let problem: String
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            problem = "no such file"
+        } else if isDirectory {
+            problem = "it is a directory"
+        } else if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
+            problem = "\(size) bytes is too large; a configuration or scenario is at most \(maximumFileSize >> 20) MiB"
+        } else if let data = FileManager.default.contents(atPath: path) {
+            return Array(data)
+        } else {
+            problem = "permission denied"
         }
-    }
-
-    private static func readProblem(_ path: String) -> String {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
-        if isDirectory.boolValue { return "it is a directory" }
-        if !FileManager.default.isReadableFile(atPath: path) { return "permission denied" }
-        return "not valid UTF-8 text"
+        throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(problem)")])
     }
 }

@@ -1,6 +1,10 @@
 import BeaconCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import Yams
+#endif
 
 /// Walks a composed YAML tree, collecting every problem instead of stopping
 /// at the first, so a person fixes a file in one pass.
@@ -14,7 +18,7 @@ struct NodeReader {
 
     // MARK: The file's sections
 
-    mutating func configuration(_ root: Node) -> Configuration? {
+    mutating func configuration(_ root: YAMLNode) -> Configuration? {
         guard let fields = mapping(root, "", keys: ["source", "ranging", "regions", "venues", "mqtt"]) else { return nil }
         var configuration = Configuration()
         if let node = fields["source"], let text = string(node, "source") {
@@ -33,7 +37,7 @@ struct NodeReader {
         return configuration
     }
 
-    private mutating func mqtt(_ node: Node) -> MQTTSettings? {
+    private mutating func mqtt(_ node: YAMLNode) -> MQTTSettings? {
         let keys = ["url", "username", "password_file", "node_id", "base_topic", "discovery_prefix", "publish_beacons", "ca_file"]
         guard let fields = mapping(node, "mqtt", keys: keys) else { return nil }
         guard let urlNode = fields["url"] else {
@@ -75,11 +79,11 @@ struct NodeReader {
     }
 
     /// A file named in the configuration, relative to it, that beacond can read now.
-    private mutating func readableFile(_ node: Node, _ field: String) -> String? {
+    private mutating func readableFile(_ node: YAMLNode, _ field: String) -> String? {
         guard let text = string(node, field), !text.isEmpty else { return nil }
         let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        var isDirectory = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory else {
             report(node, field, "no such file: \(path)")
             return nil
         }
@@ -90,7 +94,7 @@ struct NodeReader {
         return path
     }
 
-    private mutating func ranging(_ node: Node) -> RangingSettings {
+    private mutating func ranging(_ node: YAMLNode) -> RangingSettings {
         var settings = RangingSettings()
         let keys = [
             "path_loss_exponent", "proximity", "exit_after", "switch_margin", "switch_dwell",
@@ -133,7 +137,7 @@ struct NodeReader {
         return settings
     }
 
-    private mutating func region(_ node: Node, _ field: String) -> RegionDefinition? {
+    private mutating func region(_ node: YAMLNode, _ field: String) -> RegionDefinition? {
         let keys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "enter_rssi", "exit_rssi", "exit_after"]
         guard let fields = mapping(node, field, keys: keys) else { return nil }
         let id = identifier(fields["id"], node, "\(field).id")
@@ -149,7 +153,7 @@ struct NodeReader {
         return region
     }
 
-    private mutating func venue(_ node: Node, _ field: String, regions: [RegionDefinition]) -> VenueDefinition? {
+    private mutating func venue(_ node: YAMLNode, _ field: String, regions: [RegionDefinition]) -> VenueDefinition? {
         guard let fields = mapping(node, field, keys: ["id", "name", "beacon", "measured_power", "max_distance"]) else {
             return nil
         }
@@ -157,7 +161,7 @@ struct NodeReader {
         var name: String?
         if let n = fields["name"] {
             name = string(n, "\(field).name")
-            if let text = name, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || text.count > 200 {
+            if let text = name, text.trimming(while: \.isWhitespace).isEmpty || text.count > 200 {
                 report(n, "\(field).name", "expected a name of 1 to 200 characters")
                 name = nil
             }
@@ -192,12 +196,12 @@ struct NodeReader {
 
     // MARK: Checks across entries
 
-    private mutating func checkIdentifiers(_ configuration: Configuration, _ fields: [String: Node]) {
+    private mutating func checkIdentifiers(_ configuration: Configuration, _ fields: [String: YAMLNode]) {
         for (section, ids) in [("regions", configuration.regions.map(\.id)), ("venues", configuration.venues.map(\.id))] {
-            guard let items = fields[section]?.sequence.map(Array.init) else { continue }
+            guard let items = fields[section]?.sequence else { continue }
             var seen: [String: Int] = [:]
             for (index, item) in items.enumerated() {
-                guard let id = item.mapping?["id"]?.string, ids.contains(id) else { continue }
+                guard let id = item.mapping?.first(where: { $0.key.scalar == "id" })?.value.scalar, ids.contains(id) else { continue }
                 if let first = seen[id] {
                     report(item, "\(section)[\(index)].id", "duplicate id '\(id)', first used by \(section)[\(first)]")
                 } else {
@@ -208,7 +212,7 @@ struct NodeReader {
     }
 
     /// `node` is the exit_rssi value, where the problem is reported.
-    private mutating func checkHysteresis(enter: Double?, exit: Double?, _ node: Node, _ field: String) {
+    private mutating func checkHysteresis(enter: Double?, exit: Double?, _ node: YAMLNode, _ field: String) {
         if let enter, let exit, exit >= enter {
             report(node, "\(field).exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap")
         }
@@ -216,7 +220,7 @@ struct NodeReader {
 
     // MARK: Field readers
 
-    mutating func constraint(_ fields: [String: Node], _ node: Node, _ field: String) -> BeaconConstraint? {
+    mutating func constraint(_ fields: [String: YAMLNode], _ node: YAMLNode, _ field: String) -> BeaconConstraint? {
         guard let uuidNode = fields["uuid"] else {
             report(node, "\(field).uuid", "missing; expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
             return nil
@@ -233,7 +237,7 @@ struct NodeReader {
     }
 
     /// Ids name D-Bus objects and appear in logs: letters, digits, `-` and `_`.
-    mutating func identifier(_ node: Node?, _ parent: Node, _ field: String) -> String? {
+    mutating func identifier(_ node: YAMLNode?, _ parent: YAMLNode, _ field: String) -> String? {
         guard let node else {
             report(parent, field, "missing; expected an id of letters, digits, '-' and '_'")
             return nil
@@ -246,7 +250,7 @@ struct NodeReader {
         return text
     }
 
-    mutating func uuid(_ node: Node, _ field: String) -> UUID? {
+    mutating func uuid(_ node: YAMLNode, _ field: String) -> UUID? {
         guard let text = string(node, field) else { return nil }
         guard text.count == 36, let uuid = UUID(uuidString: text) else {
             report(node, field, "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, got '\(text)'")
@@ -255,7 +259,7 @@ struct NodeReader {
         return uuid
     }
 
-    mutating func duration(_ node: Node, _ field: String, positive: Bool) -> Duration? {
+    mutating func duration(_ node: YAMLNode, _ field: String, positive: Bool) -> Duration? {
         guard let text = string(node, field) else { return nil }
         if text.hasPrefix("-") {
             report(node, field, "negative duration '\(text)'; expected a duration like 500ms, 10s or 2m")
@@ -272,7 +276,7 @@ struct NodeReader {
         return value
     }
 
-    mutating func bool(_ node: Node, _ field: String) -> Bool? {
+    mutating func bool(_ node: YAMLNode, _ field: String) -> Bool? {
         switch scalar(node, field, expected: "true or false") {
         case "true", "True", "yes": return true
         case "false", "False", "no": return false
@@ -283,9 +287,9 @@ struct NodeReader {
         }
     }
 
-    mutating func number(_ node: Node, _ field: String, in range: ClosedRange<Double>) -> Double? {
+    mutating func number(_ node: YAMLNode, _ field: String, in range: ClosedRange<Double>) -> Double? {
         guard let text = scalar(node, field, expected: "a number"), let value = Double(text), value.isFinite else {
-            if let text = node.scalar?.string { report(node, field, "expected a number, got '\(text)'") }
+            if let text = node.scalar { report(node, field, "expected a number, got '\(text)'") }
             return nil
         }
         guard range.contains(value) else {
@@ -295,7 +299,7 @@ struct NodeReader {
         return value
     }
 
-    mutating func number(integer node: Node, _ field: String, in range: ClosedRange<Int>) -> Int? {
+    mutating func number(integer node: YAMLNode, _ field: String, in range: ClosedRange<Int>) -> Int? {
         guard let text = scalar(node, field, expected: "an integer") else { return nil }
         guard let value = Int(text), range.contains(value) else {
             report(node, field, "expected an integer \(range.lowerBound)...\(range.upperBound), got \(text)")
@@ -304,27 +308,27 @@ struct NodeReader {
         return value
     }
 
-    mutating func string(_ node: Node, _ field: String) -> String? {
+    mutating func string(_ node: YAMLNode, _ field: String) -> String? {
         scalar(node, field, expected: "a string")
     }
 
-    mutating func scalar(_ node: Node, _ field: String, expected: String) -> String? {
+    mutating func scalar(_ node: YAMLNode, _ field: String, expected: String) -> String? {
         guard let scalar = node.scalar else {
             report(node, field, "expected \(expected), got a \(kind(node))")
             return nil
         }
-        return scalar.string
+        return scalar
     }
 
     /// The mapping's entries by key, reporting keys it does not know.
-    mutating func mapping(_ node: Node, _ field: String, keys: [String]) -> [String: Node]? {
+    mutating func mapping(_ node: YAMLNode, _ field: String, keys: [String]) -> [String: YAMLNode]? {
         guard let mapping = node.mapping else {
             report(node, field.isEmpty ? "(top level)" : field, "expected a mapping of \(keys.joined(separator: ", ")), got a \(kind(node))")
             return nil
         }
-        var fields: [String: Node] = [:]
+        var fields: [String: YAMLNode] = [:]
         for (key, value) in mapping {
-            let name = key.scalar?.string ?? "?"
+            let name = key.scalar ?? "?"
             let path = field.isEmpty ? name : "\(field).\(name)"
             guard keys.contains(name) else {
                 report(key, path, "unknown key; expected one of \(keys.joined(separator: ", "))")
@@ -337,7 +341,7 @@ struct NodeReader {
 
     /// Reads every item of a sequence, keeping the good ones.
     mutating func list<T>(
-        _ node: Node?, _ field: String, _ item: (inout NodeReader, Node, String) -> T?
+        _ node: YAMLNode?, _ field: String, _ item: (inout NodeReader, YAMLNode, String) -> T?
     ) -> [T] {
         guard let node else { return [] }
         guard let sequence = node.sequence else {
@@ -351,12 +355,11 @@ struct NodeReader {
         return items
     }
 
-    func kind(_ node: Node) -> String {
-        switch node {
+    func kind(_ node: YAMLNode) -> String {
+        switch node.content {
         case .scalar: "scalar"
         case .mapping: "mapping"
         case .sequence: "list"
-        case .alias: "alias"
         }
     }
 
@@ -364,22 +367,7 @@ struct NodeReader {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 
-    mutating func report(_ node: Node, _ field: String, _ message: String) {
-        problems.append(ConfigurationProblem(file: file, line: node.mark?.line, field: field, message: message))
-    }
-
-    /// YAML that does not parse at all: keep libyaml's position and problem.
-    func syntaxProblem(_ error: Error) -> ConfigurationProblem {
-        switch error {
-        case let YamlError.scanner(_, problem, mark, _), let YamlError.parser(_, problem, mark, _),
-            let YamlError.composer(_, problem, mark, _):
-            return ConfigurationProblem(file: file, line: mark.line, field: "", message: "YAML syntax: \(problem)")
-        case let YamlError.duplicatedKeysInMapping(duplicates, context):
-            return ConfigurationProblem(
-                file: file, line: context.mark.line, field: "",
-                message: "duplicate key \(duplicates.joined(separator: ", ")) in one mapping")
-        default:
-            return ConfigurationProblem(file: file, line: nil, field: "", message: "YAML: \(error)")
-        }
+    mutating func report(_ node: YAMLNode, _ field: String, _ message: String) {
+        problems.append(ConfigurationProblem(file: file, line: node.line, field: field, message: message))
     }
 }

@@ -1,7 +1,5 @@
 import BeaconCore
 import BeaconSimulation
-import Foundation
-import Yams
 
 /// The scenario file format:
 ///
@@ -22,7 +20,7 @@ import Yams
 ///     - { at: [0, -0.6], pause: 30s }
 /// ```
 extension NodeReader {
-    mutating func scenario(_ root: Node, name: String) -> Scenario? {
+    mutating func scenario(_ root: YAMLNode, name: String) -> Scenario? {
         guard let fields = mapping(root, "", keys: ["seed", "radio", "beacons", "listener"]) else { return nil }
         let seed = fields["seed"].flatMap { number(integer: $0, "seed", in: 0...Int.max) } ?? 1
         var radio = Scenario.Radio()
@@ -51,7 +49,7 @@ extension NodeReader {
             name: name, seed: UInt64(seed), beacons: beacons, radio: radio, start: start, speed: speed, stops: stops)
     }
 
-    private mutating func radio(_ node: Node) -> Scenario.Radio {
+    private mutating func radio(_ node: YAMLNode) -> Scenario.Radio {
         var radio = Scenario.Radio()
         let keys = [
             "path_loss_exponent", "shadowing_sigma", "shadowing_distance", "shadowing_time", "fading_k",
@@ -72,7 +70,7 @@ extension NodeReader {
         return radio
     }
 
-    private mutating func simulatedBeacon(_ node: Node, _ field: String) -> Scenario.Beacon? {
+    private mutating func simulatedBeacon(_ node: YAMLNode, _ field: String) -> Scenario.Beacon? {
         let keys = ["beacon", "position", "measured_power", "true_power", "advertising_interval"]
         guard let fields = mapping(node, field, keys: keys) else { return nil }
         var identity: BeaconIdentity?
@@ -100,7 +98,7 @@ extension NodeReader {
             advertisingInterval: interval)
     }
 
-    private mutating func stop(_ node: Node, _ field: String) -> Scenario.Stop? {
+    private mutating func stop(_ node: YAMLNode, _ field: String) -> Scenario.Stop? {
         guard let fields = mapping(node, field, keys: ["at", "pause"]) else { return nil }
         let at = fields["at"].flatMap { position($0, "\(field).at") }
         if fields["at"] == nil { report(node, "\(field).at", "missing; expected [x, y] in metres") }
@@ -109,8 +107,8 @@ extension NodeReader {
         return Scenario.Stop(destination: at, pause: pause)
     }
 
-    private mutating func position(_ node: Node, _ field: String) -> Position? {
-        guard let items = node.sequence.map(Array.init), items.count == 2 else {
+    private mutating func position(_ node: YAMLNode, _ field: String) -> Position? {
+        guard let items = node.sequence, items.count == 2 else {
             report(node, field, "expected [x, y] in metres")
             return nil
         }

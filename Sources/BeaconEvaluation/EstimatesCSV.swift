@@ -1,4 +1,4 @@
-import Foundation
+import BeaconCore
 
 /// The `--estimates` file: beacond's answer after every row of a trace, so
 /// anyone can score it with their own script (distance, accuracy, band,
@@ -23,5 +23,5 @@ public enum EstimatesCSV {
         return text
     }
 
-    private static func decimal(_ value: Double) -> String { String(format: "%.4f", value) }
+    private static func decimal(_ value: Double) -> String { value.decimals(4) }
 }

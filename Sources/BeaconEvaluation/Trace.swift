@@ -1,5 +1,9 @@
 import BeaconCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A recording of received advertisements with ground truth (SPEC section 5
 /// "Traces"): `time_ms,uuid,major,minor,rssi,measured_power,true_distance_m`.
@@ -24,9 +28,9 @@ public struct Trace: Sendable {
     /// Parses the CSV text; the header names the columns, so their order may vary.
     public init(csv text: String) throws(ParseError) {
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated()
-            .filter { !$0.element.trimmingCharacters(in: .whitespaces).isEmpty }.makeIterator()
+            .filter { !$0.element.trimming(while: \.isWhitespace).isEmpty }.makeIterator()
         guard let (_, headerLine) = lines.next() else { throw ParseError(line: 1, message: "empty trace; expected the header \(Self.header)") }
-        let names = headerLine.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let names = headerLine.split(separator: ",").map { String($0.trimming(while: \.isWhitespace)) }
         var column: [String: Int] = [:]
         for (index, name) in names.enumerated() { column[name] = index }
         let required = Self.header.split(separator: ",").map(String.init)
@@ -36,7 +40,7 @@ public struct Trace: Sendable {
         }
         rows = []
         while let (index, line) = lines.next() {
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimming(while: \.isWhitespace)) }
             func field(_ name: String) -> String { column[name].flatMap { $0 < fields.count ? fields[$0] : nil } ?? "" }
             guard let time = Int64(field("time_ms")), let uuid = UUID(uuidString: field("uuid")),
                 let major = UInt16(field("major")), let minor = UInt16(field("minor")),

@@ -1,3 +1,5 @@
+import BeaconCore
+
 /// Home Assistant's MQTT discovery configs for one node: a device with a
 /// `sensor` for the nearest venue (its JSON as attributes), a
 /// `binary_sensor` (occupancy) per region and a `sensor` for scanning. Unique
@@ -14,9 +16,9 @@ public struct HomeAssistantDiscovery: Sendable {
     public var nearestVenue: MQTTMessage {
         config("sensor", "nearest_venue", [
             "name": "Nearest venue",
-            "state_topic": topics.nearestVenue,
+            "state_topic": .string(topics.nearestVenue),
             "value_template": "{{ value_json.name if value_json.id else 'none' }}",
-            "json_attributes_topic": topics.nearestVenue,
+            "json_attributes_topic": .string(topics.nearestVenue),
             "icon": "mdi:map-marker-radius",
         ])
     }
@@ -24,9 +26,9 @@ public struct HomeAssistantDiscovery: Sendable {
     public var scanning: MQTTMessage {
         config("sensor", "scanning", [
             "name": "Scanning",
-            "state_topic": topics.scanning,
+            "state_topic": .string(topics.scanning),
             "value_template": "{{ 'scanning' if value_json.available else 'not scanning' }}",
-            "json_attributes_topic": topics.scanning,
+            "json_attributes_topic": .string(topics.scanning),
             "icon": "mdi:bluetooth-audio",
             "entity_category": "diagnostic",
         ])
@@ -35,8 +37,8 @@ public struct HomeAssistantDiscovery: Sendable {
     /// `inside` is on, `outside` off, `unknown` Home Assistant's unknown (a template giving `None`).
     public func region(_ id: String) -> MQTTMessage {
         config("binary_sensor", "region_\(id)", [
-            "name": "Region \(id)",
-            "state_topic": topics.region(id),
+            "name": .string("Region \(id)"),
+            "state_topic": .string(topics.region(id)),
             "device_class": "occupancy",
             "payload_on": "inside",
             "payload_off": "outside",
@@ -49,17 +51,17 @@ public struct HomeAssistantDiscovery: Sendable {
         MQTTMessage(topic: topics.discovery("binary_sensor", "region_\(id)"), payload: "", retain: true)
     }
 
-    private func config(_ component: String, _ object: String, _ fields: [String: Any]) -> MQTTMessage {
+    private func config(_ component: String, _ object: String, _ fields: [String: JSONValue]) -> MQTTMessage {
         var fields = fields
-        fields["unique_id"] = "\(topics.discoveryNode)_\(object)"
-        fields["availability_topic"] = topics.availability
+        fields["unique_id"] = .string("\(topics.discoveryNode)_\(object)")
+        fields["availability_topic"] = .string(topics.availability)
         fields["payload_available"] = "online"
         fields["payload_not_available"] = "offline"
         fields["qos"] = 1
         fields["device"] = [
-            "identifiers": [topics.discoveryNode], "name": "beacond \(topics.nodeID)", "manufacturer": "beacond",
-            "model": "iBeacon presence", "sw_version": version,
-        ] as [String: Any]
+            "identifiers": [.string(topics.discoveryNode)], "name": .string("beacond \(topics.nodeID)"),
+            "manufacturer": "beacond", "model": "iBeacon presence", "sw_version": .string(version),
+        ]
         return MQTTMessage(topic: topics.discovery(component, object), payload: MQTTPayloads.json(fields), retain: true)
     }
 }

@@ -1,6 +1,12 @@
 import BeaconCore
 import CMosquitto
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import Logging
 import Synchronization
 
@@ -41,7 +47,7 @@ public final class MQTTPublisher: Sendable {
     public var status: String { shared.withLock { $0.status } }
 
     public func start() {
-        Thread.detachNewThread { [self] in
+        DetachedThread.start { [self] in
             run()
             finished.signal()
         }
@@ -198,7 +204,7 @@ public final class MQTTPublisher: Sendable {
                     session.lastLibraryError = "cannot read the password file \(file)"
                     return MOSQ_ERR_AUTH.rawValue
                 }
-                password = text.trimmingCharacters(in: .newlines)
+                password = String(text.trimming(while: \.isNewline))
             } else {
                 password = ProcessInfo.processInfo.environment["BEACOND_MQTT_PASSWORD"]
             }
@@ -266,7 +272,7 @@ public final class MQTTPublisher: Sendable {
     }
 
     static func format(_ duration: Duration) -> String {
-        String(format: "%.1f s", duration.seconds)
+        duration.seconds.decimals(1) + " s"
     }
 
     /// The kernel's host name, without a DNS lookup (Foundation's `hostName`

@@ -1,5 +1,4 @@
 import BeaconCore
-import Foundation
 
 /// One line per event, for stderr and the journal.
 public enum EventLog {
@@ -39,5 +38,5 @@ public enum EventLog {
         return text
     }
 
-    private static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    private static func format(_ value: Double) -> String { value.decimals(2) }
 }

@@ -1,5 +1,10 @@
 import BeaconCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// Region states and the preferred venue, kept in `state.json` under the
 /// state directory, written so that a power cut never leaves half a file:
@@ -46,7 +51,9 @@ public struct StateStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw SaveError(description: "cannot create \(directory): \(error.localizedDescription)")
+            // FileManager's error wraps the errno; its own description is for programmers.
+            let code = ((error as? CocoaError)?.underlying as? POSIXError)?.code.rawValue
+            throw SaveError(description: "cannot create \(directory): \(code.map { String(cString: strerror($0)) } ?? "\(error)")")
         }
         let temporary = path + ".tmp"
         // A leftover (a crash mid-save) or a planted file or symlink is removed,

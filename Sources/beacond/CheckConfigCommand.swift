@@ -1,7 +1,6 @@
 import ArgumentParser
 import BeaconConfiguration
 import BeaconCore
-import Foundation
 
 /// `beacond check-config FILE`: validate `beacons.yaml` and say what it means.
 struct CheckConfigCommand: ParsableCommand {
@@ -19,7 +18,7 @@ struct CheckConfigCommand: ParsableCommand {
             let configuration = try ConfigurationLoader.load(contentsOf: file)
             print(ConfigurationSummary(configuration, file: file).text)
         } catch {
-            FileHandle.standardError.write(Data("\(error)\n\(file): invalid, \(error.problems.count) problem(s)\n".utf8))
+            OutputFile.standardError.write(Array("\(error)\n\(file): invalid, \(error.problems.count) problem(s)\n".utf8))
             throw ExitCode.failure
         }
     }

@@ -3,7 +3,12 @@ import BeaconConfiguration
 import BeaconCore
 import BeaconEvaluation
 import BeaconSimulation
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// `beacond evaluate`: beacond against ground truth, beside two naive baselines.
 struct EvaluateCommand: ParsableCommand {
@@ -83,10 +88,11 @@ struct EvaluateCommand: ParsableCommand {
         }
         let evaluation = TraceEvaluation(trace: parsed, configuration: configuration)
         if let estimates {
-            do {
-                try Data(EstimatesCSV.render(evaluation.estimates).utf8).write(to: URL(fileURLWithPath: estimates))
-            } catch {
-                throw Failure("cannot write \(estimates): \(error.localizedDescription)")
+            let descriptor = open(estimates, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw Failure("cannot write \(estimates): \(String(cString: strerror(errno)))") }
+            defer { close(descriptor) }
+            guard OutputFile(descriptor: descriptor).write(Array(EstimatesCSV.render(evaluation.estimates).utf8)) else {
+                throw Failure("cannot write \(estimates): \(String(cString: strerror(errno)))")
             }
         }
         print(json ? EvaluationReport.json(evaluation, file: path) : EvaluationReport.table(evaluation, file: path))

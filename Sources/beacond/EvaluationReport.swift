@@ -1,6 +1,5 @@
 import BeaconCore
 import BeaconEvaluation
-import Foundation
 
 /// Renders evaluations as a side-by-side table or as JSON.
 enum EvaluationReport {
@@ -41,51 +40,56 @@ enum EvaluationReport {
     }
 
     static func json(_ e: SimulationEvaluation) -> String {
-        func method(_ m: SimulationEvaluation.Method) -> [String: Any] {
+        func method(_ m: SimulationEvaluation.Method) -> JSONValue {
             [
-                "name": m.name,
-                "nearest_venue_accuracy": m.venues.accuracy,
-                "time_to_correct_median_s": m.venues.medianTimeToCorrect.map(\.seconds) as Any,
-                "time_to_correct_worst_s": m.venues.worstTimeToCorrect.map(\.seconds) as Any,
-                "times_to_correct_s": m.venues.timesToCorrect.map { $0.map(\.seconds) as Any },
-                "spurious_switches": m.venues.spuriousSwitches,
-                "switches": m.venues.switches,
-                "band_accuracy": m.bands.bandAccuracy,
-                "median_distance_error_m": m.bands.medianError,
-                "accuracy_coverage": m.bands.coverage as Any,
+                "name": .string(m.name),
+                "nearest_venue_accuracy": JSONValue(m.venues.accuracy),
+                "time_to_correct_median_s": JSONValue(m.venues.medianTimeToCorrect?.seconds),
+                "time_to_correct_worst_s": JSONValue(m.venues.worstTimeToCorrect?.seconds),
+                "times_to_correct_s": .array(m.venues.timesToCorrect.map { JSONValue($0?.seconds) }),
+                "spurious_switches": .int(m.venues.spuriousSwitches),
+                "switches": .int(m.venues.switches),
+                "band_accuracy": JSONValue(m.bands.bandAccuracy),
+                "median_distance_error_m": JSONValue(m.bands.medianError),
+                "accuracy_coverage": JSONValue(m.bands.coverage),
             ]
         }
-        return encode([
-            "scenario": e.scenarioName,
-            "duration_s": e.duration.seconds,
-            "advertisements": e.advertisements,
-            "listener_stationary_standing": e.stationaryStanding,
-            "listener_stationary_walking": e.stationaryWalking,
+        let document: JSONValue = [
+            "scenario": .string(e.scenarioName),
+            "duration_s": .double(e.duration.seconds),
+            "advertisements": .int(e.advertisements),
+            "listener_stationary_standing": JSONValue(e.stationaryStanding),
+            "listener_stationary_walking": JSONValue(e.stationaryWalking),
             "beacond": method(e.beacond),
-            "baselines": e.baselines.map(method),
+            "baselines": .array(e.baselines.map(method)),
             "regions": [
-                "enter_latencies_s": e.regions.enterLatencies.map(\.seconds),
-                "exit_latencies_s": e.regions.exitLatencies.map(\.seconds),
-                "spurious_events": e.regions.spuriousEvents,
+                "enter_latencies_s": .array(e.regions.enterLatencies.map { .double($0.seconds) }),
+                "exit_latencies_s": .array(e.regions.exitLatencies.map { .double($0.seconds) }),
+                "spurious_events": .int(e.regions.spuriousEvents),
             ],
-        ])
+        ]
+        return document.text
     }
 
     static func json(_ e: TraceEvaluation, file: String) -> String {
-        func score(_ s: BandScore) -> [String: Any] {
+        func score(_ s: BandScore) -> [String: JSONValue] {
             [
-                "band_accuracy": s.bandAccuracy, "median_distance_error_m": s.medianError, "band_switches": s.switches,
-                "accuracy_coverage": s.coverage as Any,
-                "accuracy_coverage_by_distance": s.coverageByDistance as Any,
+                "band_accuracy": JSONValue(s.bandAccuracy), "median_distance_error_m": JSONValue(s.medianError),
+                "band_switches": .int(s.switches),
+                "accuracy_coverage": JSONValue(s.coverage),
+                "accuracy_coverage_by_distance": JSONValue(s.coverageByDistance),
             ]
         }
-        var baselines: [String: Any] = [:]
-        for kind in BaselineKinds.all { baselines[kind.key] = score(e.baselines[kind.kind] ?? BandScore()) }
+        var baselines: [String: JSONValue] = [:]
+        for kind in BaselineKinds.all { baselines[kind.key] = .object(score(e.baselines[kind.kind] ?? BandScore())) }
         var beacond = score(e.beacond)
-        beacond["stationary_share"] = e.beacond.stationaryShare
-        beacond["nearest_venue_accuracy"] = e.venues.accuracy as Any
-        beacond["nearest_venue_rows_scored"] = e.venues.scoredRows
-        return encode(["trace": file, "rows": e.rows, "beacond": beacond, "baselines": baselines])
+        beacond["stationary_share"] = JSONValue(e.beacond.stationaryShare)
+        beacond["nearest_venue_accuracy"] = JSONValue(e.venues.accuracy)
+        beacond["nearest_venue_rows_scored"] = .int(e.venues.scoredRows)
+        let document: JSONValue = [
+            "trace": .string(file), "rows": .int(e.rows), "beacond": .object(beacond), "baselines": .object(baselines),
+        ]
+        return document.text
     }
 
     // MARK: Formatting
@@ -94,11 +98,6 @@ enum EvaluationReport {
         static let all: [(kind: BaselineRanger.Kind, label: String, key: String)] = [
             (.raw, "raw RSSI", "raw"), (.runningAverage, "20 s average", "average_20s"),
         ]
-    }
-
-    private static func encode(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
     }
 
     private static func render(_ rows: [[String]]) -> String {
@@ -125,7 +124,5 @@ enum EvaluationReport {
         return "median \(seconds(sorted[sorted.count / 2])), worst \(seconds(sorted.last))"
     }
 
-    static func format(_ value: Double, _ decimals: Int) -> String {
-        String(format: "%.\(decimals)f", value)
-    }
+    static func format(_ value: Double, _ decimals: Int) -> String { value.decimals(decimals) }
 }

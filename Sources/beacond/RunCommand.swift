@@ -3,7 +3,11 @@ import BeaconConfiguration
 import BeaconCore
 import BeaconService
 import DBus
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import ServiceLifecycle
 

@@ -1,6 +1,6 @@
 import BeaconCore
 import CBluetooth
-import Foundation
+import Glibc
 
 /// A raw HCI socket opened through libbluetooth: the real `HCIChannel`.
 ///

@@ -1,5 +1,4 @@
 import BeaconCore
-import Foundation
 import Synchronization
 
 /// `hci[:hciN]`: scans an adapter through a raw HCI socket, on a thread of its
@@ -46,13 +45,11 @@ public struct HCISource: Sendable {
     public func run(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let (outputs, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
         let control = ThreadControl()
-        let thread = Thread { [self] in
+        DetachedThread.start { [self] in
             supervise(control) { continuation.yield($0) }
             continuation.finish()
             control.finish()
         }
-        thread.name = "hci-source"
-        thread.start()
         let failure: SourceError? = await withTaskCancellationHandler {
             for await output in outputs {
                 switch output {
@@ -157,7 +154,7 @@ final class ThreadControl: Sendable {
     func wait(_ duration: Duration) {
         let deadline = ContinuousClock.now + duration
         while !isStopped, ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: min(0.05, max(0, (deadline - ContinuousClock.now) / .seconds(1))))
+            DetachedThread.sleep(min(.milliseconds(50), max(.zero, deadline - ContinuousClock.now)))
         }
     }
 
