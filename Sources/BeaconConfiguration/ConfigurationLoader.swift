@@ -87,7 +87,7 @@ public enum ConfigurationLoader {
         } else if let data = FileManager.default.contents(atPath: path) {
             return Array(data)
         } else {
-            problem = "permission denied"
+            problem = FileManager.default.isReadableFile(atPath: path) ? "read error" : "permission denied"
         }
         throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(problem)")])
     }
