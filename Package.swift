@@ -10,6 +10,7 @@ import PackageDescription
 /// - `BeaconEvaluation`: beacond beside naive baselines, on scenarios and traces.
 /// - `BeaconConfiguration`: `beacons.yaml` (libyaml), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
+/// - `BeaconThreads`: a POSIX thread for blocking work (the HCI socket, libmosquitto's loop), outside the pure core.
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
 /// - `BeacondAPI`: org.beacond declared once (names, types, keys, errors), pure; the reference is generated from it.
 /// - `BeacondBus`: that declaration on the binding: dispatch, values to and from D-Bus, the introspection XML.
@@ -68,12 +69,13 @@ let package = Package(
         ),
         .target(
             name: "BeaconMQTT",
-            dependencies: ["BeaconCore", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["BeaconCore", "BeaconThreads", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "BeaconSources",
-            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "CBluetooth", "DBus"]
+            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "BeaconThreads", "CBluetooth", "DBus"]
         ),
+        .target(name: "BeaconThreads"),
         .target(name: "DBus", dependencies: ["CDBus"]),
         .target(name: "BeacondAPI", dependencies: ["BeaconCore"]),
         .target(name: "BeacondBus", dependencies: ["BeacondAPI", "BeaconCore", "DBus"]),

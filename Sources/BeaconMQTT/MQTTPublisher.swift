@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconThreads
 import CMosquitto
 import Dispatch
 #if canImport(FoundationEssentials)

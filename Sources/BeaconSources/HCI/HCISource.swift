@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconThreads
 import Synchronization
 
 /// `hci[:hciN]`: scans an adapter through a raw HCI socket, on a thread of its
