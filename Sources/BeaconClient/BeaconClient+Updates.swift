@@ -73,7 +73,8 @@ extension BeaconClient {
 
     /// A sequence fed by Manager1's `signals` (each turned into an element,
     /// or skipped for `nil`), begun by `start` and ended by cancellation
-    /// (then `stop` runs and the match rules go) or by beacond leaving the bus.
+    /// (then `stop` runs and the match rules go), by beacond leaving the bus,
+    /// or by the connection to the bus being lost.
     ///
     /// Signals that come while `start` runs are held back: when there are
     /// any they are yielded instead of `start`'s elements. beacond signals
@@ -110,7 +111,14 @@ extension BeaconClient {
             ) { signal in
                 guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[2].string == "" else { return }
                 continuation.finish(throwing: BeacondError.serviceNotRunning(BeacondError.notRunning(on: bus)))
-            }
+            },
+            // The bus itself going away says nothing on the bus: libdbus tells its own connection.
+            BusSubscription(
+                connection, sender: nil, path: StandardInterfaces.localPath, interface: StandardInterfaces.local,
+                member: StandardInterfaces.disconnected
+            ) { _ in
+                continuation.finish(throwing: BeacondError(.disconnected("the connection to the \(bus) bus was lost"), bus: bus))
+            },
         ]
         let starting = Task {
             do throws(BeacondError) {

@@ -7,7 +7,7 @@ struct BusSubscription: Sendable {
     let token: UInt64
 
     init(
-        _ connection: DBusConnection, sender: String, path: String, interface: String, member: String,
+        _ connection: DBusConnection, sender: String?, path: String, interface: String, member: String,
         _ handler: @escaping @Sendable (DBusSignal) -> Void
     ) {
         self.connection = connection

@@ -7,4 +7,8 @@ public enum StandardInterfaces {
     public static let getManagedObjects = "GetManagedObjects"
     /// The bus driver's signal that a name changed owner (to "" when it left).
     public static let nameOwnerChanged = "NameOwnerChanged"
+    /// libdbus's own signal, never sent on the bus, that the connection to the bus was lost.
+    public static let localPath = "/org/freedesktop/DBus/Local"
+    public static let local = "org.freedesktop.DBus.Local"
+    public static let disconnected = "Disconnected"
 }

@@ -176,6 +176,35 @@ import Testing
         }
     }
 
+    /// The bus itself going away (dbus-daemon killed) says nothing on the
+    /// bus: the sequence must end on the connection's own news of it.
+    @Test func updatesEndWhenTheBusGoesAway() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let (venues, announce) = AsyncStream<Beacond.Venue?>.makeStream()
+        let consumer = Task { () async -> BeacondError? in
+            do {
+                for try await update in client.nearestVenueUpdates() { announce.yield(update.venue) }
+                return nil
+            } catch {
+                return error as? BeacondError
+            }
+        }
+        _ = try await Self.within(.seconds(30)) { () async -> Bool in
+            for await _ in venues { return true }
+            return false
+        }
+        kill(service.bus.processIdentifier, SIGKILL)
+        let ending = try await Self.within(.seconds(10)) {
+            await withTaskCancellationHandler { await consumer.value } onCancel: { consumer.cancel() }
+        }
+        guard case .bus(let name, let message)? = ending else {
+            Issue.record("expected the lost connection as an error, got \(String(describing: ending))")
+            return
+        }
+        #expect(name == DBusError.disconnectedName && message.contains("bus"), "\(name): \(message)")
+    }
+
     @Test func availabilityUpdatesStartWithTheCurrentState() async throws {
         let service = try Service()
         let client = try await Self.client(service)
@@ -234,7 +263,8 @@ import Testing
     }
 
     /// Two sequences hold the same match rules; ending one leaves the other's
-    /// on the bus (the bus keeps one copy of a rule per AddMatch).
+    /// on the bus (the bus keeps one copy of a rule per AddMatch). Each holds
+    /// three: its signal, beacond leaving, and the connection lost.
     @Test func endingOneSequenceLeavesAnotherWithTheSameRules() async throws {
         let service = try Service()
         let client = try await Self.client(service)
@@ -251,10 +281,10 @@ import Testing
             }
             return now
         }
-        let both = try await rules(reaching: before + 4)
-        #expect(both == before + 4)
+        let both = try await rules(reaching: before + 6)
+        #expect(both == before + 6)
         first.cancel()
-        #expect(try await rules(reaching: before + 2) == before + 2)
+        #expect(try await rules(reaching: before + 3) == before + 3)
     }
 
     /// beaconctl monitor is the sequences, printed: a client's region entered
