@@ -159,7 +159,7 @@ final class BusService: Sendable {
     private func syncVenues(_ snapshot: ServiceSnapshot) {
         var added: [String] = []
         var removed: [String] = []
-        var changed: [String] = []
+        var changed: [(String, [String])] = []
         published.withLock { published in
             let ids = Set(snapshot.configuration.venues.map(\.id))
             for id in published.venues.keys where !ids.contains(id) {
@@ -170,7 +170,7 @@ final class BusService: Sendable {
                 let values = venueProperties(venue.id, snapshot)
                 if let old = published.venues[venue.id] {
                     guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
-                    changed.append(venue.id)
+                    changed.append((venue.id, zip(values, old).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
                 } else {
                     added.append(venue.id)
                 }
@@ -179,10 +179,8 @@ final class BusService: Sendable {
         }
         for id in removed { connection.unexport(BusPaths.venue(id)) }
         for id in added { connection.export(BusPaths.venue(id), interfaces: [venueDeclaration(id)]) }
-        for id in changed {
-            connection.emitPropertiesChanged(
-                BusPaths.venue(id), interface: Beacond.Venue1.name,
-                names: [Beacond.Venue1.proximity, Beacond.Venue1.distance, Beacond.Venue1.nearest].map(\.name))
+        for (id, names) in changed {
+            connection.emitPropertiesChanged(BusPaths.venue(id), interface: Beacond.Venue1.name, names: names)
         }
     }
 
@@ -280,9 +278,12 @@ final class BusService: Sendable {
         }
     }
 
+    /// Serves the values last announced, as a Beacon1 does: a venue a Reload
+    /// dropped still reads as itself until its object goes (the snapshot no
+    /// longer has its name), and a read agrees with the signals.
     private func venueDeclaration(_ id: String) -> DBusInterface {
         DBusInterface(Beacond.Venue1.interface) { [weak self] in
-            self.map { $0.venueProperties(id, $0.answers.assumeIsolated { $0.snapshot }) }
+            self?.published.withLock { $0.venues[id] }
         }
     }
 

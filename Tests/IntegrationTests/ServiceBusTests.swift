@@ -1,7 +1,9 @@
 import BeaconTestSupport
 import BeacondAPI
 import BeacondBus
+import DBus
 import Foundation
+import Synchronization
 import Testing
 
 /// beacond on a private bus, driven by the clients people use: busctl,
@@ -301,6 +303,32 @@ import Testing
             let live = try #require(Self.interfaceElement(interface, in: xml.stdout), "\(path) has no \(interface)")
             #expect(live == Self.interfaceElement(interface, in: shipped), "\(file) differs from \(path)")
         }
+    }
+
+    /// A Reload that renames a venue changes its object's Name, and says so:
+    /// a client that keeps the objects from their signals sees the new name.
+    @Test func aRenamedVenueAnnouncesItsName() async throws {
+        let configuration = try ServiceTrustTests.ownConfiguration()
+        let service = try Service(configuration: configuration.path)
+        let client = try DBusConnection.connect(.address(service.bus.address))
+        defer { client.close() }
+        let path = BusPaths.venue("coffee-bar")
+        let names = Mutex<[String]>([])
+        client.subscribe(sender: Beacond.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+            signal in
+            guard signal.arguments.first?.string == Beacond.Venue1.name,
+                let name = signal.arguments.dropFirst().first?.stringKeyedEntries?[Beacond.Venue1.venueName.name]?.unwrapped.string
+            else { return }
+            names.withLock { $0.append(name) }
+        }
+        // The match rule is in place once a call sent after it is answered.
+        _ = try await client.call(destination: Beacond.busName, path: Beacond.root, interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        let original = try String(contentsOf: configuration, encoding: .utf8)
+        let renamed = original.replacingOccurrences(of: "name: \"咖啡小站\"", with: "name: \"Coffee Bar\"")
+        try #require(renamed != original)
+        try Data(renamed.utf8).write(to: configuration)
+        #expect(try service.call("Reload").status == 0)
+        #expect(await eventually { names.withLock { $0.contains("Coffee Bar") } }, "\(names.withLock { $0 })")
     }
 
     @Test func preferredVenueAndRegionStatesSurviveARestart() async throws {
