@@ -96,6 +96,9 @@ final class BusService: Sendable {
         // Handed over first: the getters behind the objects' signals read it.
         connection.perform { answers.assumeIsolated { $0.apply(publication) } }
         syncRegions(snapshot)
+        // Before the signals: NearestVenueChanged names the venue's Beacon1 object.
+        syncVenues(snapshot)
+        syncBeacons(snapshot)
         for event in events {
             switch event {
             case .region(let transition) where transition.notify && transition.kind != .determinedOutside:
@@ -111,8 +114,6 @@ final class BusService: Sendable {
                 break
             }
         }
-        syncVenues(snapshot)
-        syncBeacons(snapshot)
         syncManager(publication.manager)
         // Last, once the objects an answer names are exported.
         connection.perform { answers.assumeIsolated { $0.answerWaiters() } }

@@ -331,6 +331,36 @@ import Testing
         #expect(await eventually { names.withLock { $0.contains("Coffee Bar") } }, "\(names.withLock { $0 })")
     }
 
+    /// NearestVenueChanged names the venue's beacon by its object path: a
+    /// client that follows it finds the object, announced before the signal.
+    @Test func theNearestVenuesBeaconIsOnTheBusBeforeTheSignalNamesIt() async throws {
+        let bus = try PrivateBus()
+        let client = try DBusConnection.connect(.address(bus.address))
+        defer { client.close() }
+        // Handlers run in the order the messages came, on the connection's thread.
+        let seen = Mutex<(exported: Set<String>, named: [String], unannounced: [String])>(([], [], []))
+        client.subscribe(sender: Beacond.busName, path: Beacond.root, interface: StandardInterfaces.objectManager, member: "InterfacesAdded") {
+            signal in
+            guard let path = signal.arguments.first?.string, signal.arguments.dropFirst().first?.stringKeyedEntries?[Beacond.Beacon1.name] != nil
+            else { return }
+            seen.withLock { _ = $0.exported.insert(path) }
+        }
+        client.subscribe(sender: Beacond.busName, path: Beacond.root, interface: Beacond.Manager1.name, member: Beacond.Manager1.nearestVenueChanged.name) {
+            signal in
+            let venue = signal.arguments.dropFirst().first?.stringKeyedEntries
+            guard let path = venue?[Beacond.Manager1.VenueKey.beacon.name]?.unwrapped.string, path != "/" else { return }
+            seen.withLock {
+                $0.named.append(path)
+                if !$0.exported.contains(path) { $0.unannounced.append(path) }
+            }
+        }
+        // The match rules are in place once a call sent after them is answered.
+        _ = try await client.call(destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: "GetId")
+        let service = try Service(bus: bus)
+        #expect(await eventually(seconds: 20) { !seen.withLock { $0.named.isEmpty } }, "no NearestVenueChanged named a beacon: \(service.logText)")
+        #expect(seen.withLock { $0.unannounced }.isEmpty, "\(seen.withLock { $0 })")
+    }
+
     @Test func preferredVenueAndRegionStatesSurviveARestart() async throws {
         let service = try Service()
         #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
