@@ -59,10 +59,18 @@ actor BusAnswers {
 
     // MARK: RequestNearestVenue
 
-    /// Answers at once with a venue that is ranged in a known proximity;
-    /// otherwise fails at once for a zero timeout, or waits for a venue.
+    /// GetNearestVenue's answer if it is confident (SPEC: RequestNearestVenue
+    /// waits for one): a venue ranged in a known proximity, not the preferred
+    /// venue standing in for one.
+    private var confidentAnswer: DBusEncodedReply? {
+        guard let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown else { return nil }
+        return publication.nearest
+    }
+
+    /// Answers at once with a confident venue; otherwise fails at once for a
+    /// zero timeout, or waits for one.
     func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration) {
-        if let nearest = snapshot.nearest, nearest.source == .ranging, nearest.proximity != .unknown, let answer = publication.nearest {
+        if let answer = confidentAnswer {
             return call.reply(answer)
         }
         guard timeout > .zero else {
@@ -71,9 +79,9 @@ actor BusAnswers {
         waiters.append(Waiter(call: call, deadline: snapshot.time + timeout))
     }
 
-    /// Answers the waiting calls once there is any venue; fails those past their deadline.
+    /// Answers the waiting calls once there is a confident venue; fails those past their deadline.
     func answerWaiters() {
-        if let answer = publication.nearest {
+        if let answer = confidentAnswer {
             for waiter in waiters { waiter.call.reply(answer) }
             waiters.removeAll()
             return

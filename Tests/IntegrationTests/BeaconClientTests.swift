@@ -79,15 +79,21 @@ import Testing
         #expect(message.contains("sudo systemctl start beacond"))
     }
 
-    @Test func noVenueLocationUnknownAndInvalidConfigAreTyped() async throws {
+    /// A beacons.yaml of its own whose venues' beacons the simulated café
+    /// does not have: nothing is ever nearest from ranging.
+    static func venuesElsewhere() throws -> URL {
         let configuration = try ServiceTrustTests.ownConfiguration()
         let original = try String(contentsOf: configuration, encoding: .utf8)
-        // Venues whose beacons the simulated café does not have: nothing is ever nearest.
         let elsewhere = original.replacingOccurrences(of: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major:", with: "0E0E0E0E-0000-4000-8000-000000000001, major:")
             .replacingOccurrences(of: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E, major:", with: "0E0E0E0E-0000-4000-8000-000000000001, major:")
             .replacingOccurrences(of: "regions:\n", with: "regions:\n  - id: elsewhere\n    uuid: 0E0E0E0E-0000-4000-8000-000000000001\n")
         try #require(elsewhere != original)
         try Data(elsewhere.utf8).write(to: configuration)
+        return configuration
+    }
+
+    @Test func noVenueLocationUnknownAndInvalidConfigAreTyped() async throws {
+        let configuration = try Self.venuesElsewhere()
         let service = try Service(configuration: configuration.path)
         let client = try await Self.client(service)
         do {
@@ -108,6 +114,22 @@ import Testing
             Issue.record("an invalid file was accepted")
         } catch {
             #expect(error.code == .invalidConfig && error.message.contains("beacons.yaml:1"), "\(error)")
+        }
+    }
+
+    /// A preferred venue is not a confident answer: a caller waiting for one
+    /// from ranging is not answered with it, and hears LocationUnknown.
+    @Test func aWaitingRequestIsNotAnsweredWithThePreferredVenue() async throws {
+        let configuration = try Self.venuesElsewhere()
+        let service = try Service(configuration: configuration.path)
+        let client = try await Self.client(service)
+        try await client.setPreferredVenue("counter-2")
+        #expect(try await client.nearestVenue().source == .preference)
+        do {
+            let venue = try await client.requestNearestVenue(timeout: .seconds(1))
+            Issue.record("a waiting request was answered with \(venue.id) from \(venue.source)")
+        } catch {
+            #expect(error.code == .locationUnknown, "\(error)")
         }
     }
 
