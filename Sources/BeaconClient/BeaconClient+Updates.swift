@@ -45,11 +45,23 @@ extension BeaconClient {
                 return Beacond.RegionEvent(id: id, kind: kind)
             }
         }
+        // What this sequence may have started, and so stops: not a region
+        // beacond refused (it may be another sequence's of the same id), but
+        // one whose call was cancelled or lost, which beacond may have made.
+        let started = Mutex<[String]>([])
         return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
-            for region in regions { try await client.startMonitoring(region) }
+            for region in regions {
+                started.withLock { $0.append(region.id) }
+                do throws(BeacondError) {
+                    try await client.startMonitoring(region)
+                } catch {
+                    if error.code != nil { started.withLock { _ = $0.popLast() } }
+                    throw error
+                }
+            }
             return []
         } stop: { client in
-            for region in regions { try? await client.stopMonitoring(region.id) }
+            for id in started.withLock({ $0 }) { try? await client.stopMonitoring(id) }
         }
     }
 

@@ -284,6 +284,40 @@ import Testing
         #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
     }
 
+    /// A second sequence for a region id the client already monitors fails
+    /// with RegionExists, and its ending leaves the first one's region alone.
+    @Test func aSequenceThatFailedToStartStopsOnlyWhatItStarted() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        let first = Task { for try await _ in client.monitor([region]) {} }
+        defer { first.cancel() }
+        var started = false
+        for _ in 0..<200 where !started {
+            started = try await client.regions().contains { $0.owner == client.uniqueName && $0.id == region.id }
+            if !started { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(started)
+        let rules = try await Self.matchRules(of: client)
+        do {
+            for try await _ in client.monitor([region]) {}
+            Issue.record("a second sequence monitored \(region.id) too")
+        } catch {
+            #expect(error.code == .regionExists, "\(error)")
+        }
+        // Its match rules go once its stop has been answered; the first's region must still be there.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await Self.matchRules(of: client) != rules, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await Self.matchRules(of: client) == rules)
+        do {
+            try await client.stopMonitoring(region.id)
+        } catch {
+            Issue.record("the first sequence's region was stopped by the second: \(error)")
+        }
+    }
+
     /// Two sequences hold the same match rules; ending one leaves the other's
     /// on the bus (the bus keeps one copy of a rule per AddMatch). Each holds
     /// three: its signal, beacond leaving, and the connection lost.
