@@ -72,7 +72,11 @@ extension BeaconClient {
                 signal.arguments.first?.string.map { Beacond.RegionEvent(id: $0, kind: kind) }
             }
         }
-        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { _ in [] } stop: { _ in }
+        // Asks beacond once, so the sequence fails at once when it is not on the bus, as the others do.
+        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
+            _ = try await client.status()
+            return []
+        } stop: { _ in }
     }
 
     private func updates<Element: Sendable>(

@@ -227,6 +227,33 @@ import Testing
         #expect(name == DBusError.disconnectedName && message.contains("bus"), "\(name): \(message)")
     }
 
+    /// Every sequence says at once that beacond is not on the bus, as its calls do.
+    @Test func everySequenceFailsAtOnceWithoutTheService() async throws {
+        let bus = try PrivateBus()
+        let client = try await BeaconClient.connect(bus: .address(bus.address))
+        let region = MonitoredRegion("anything", constraint: BeaconConstraint(uuid: Self.cafe))
+        let sequences: [(String, @Sendable () async throws -> Void)] = [
+            ("nearestVenueUpdates", { for try await _ in client.nearestVenueUpdates() {} }),
+            ("availabilityUpdates", { for try await _ in client.availabilityUpdates() {} }),
+            ("monitor", { for try await _ in client.monitor([region]) {} }),
+            ("regionEvents", { for try await _ in client.regionEvents() {} }),
+        ]
+        for (name, sequence) in sequences {
+            let ending = try await Self.within(.seconds(10)) { () async -> BeacondError? in
+                do {
+                    try await sequence()
+                    return nil
+                } catch {
+                    return error as? BeacondError
+                }
+            }
+            guard case .serviceNotRunning? = ending else {
+                Issue.record("\(name): expected serviceNotRunning, got \(String(describing: ending))")
+                continue
+            }
+        }
+    }
+
     @Test func availabilityUpdatesStartWithTheCurrentState() async throws {
         let service = try Service()
         let client = try await Self.client(service)
