@@ -133,7 +133,23 @@ public final class BeaconClient: Sendable {
             return try await connection.call(
                 destination: Beacond.busName, path: Beacond.root, interface: interface, member: member, arguments: arguments, timeout: timeout)
         } catch {
+            // The bus says NoReply both when a call timed out and when beacond
+            // left while the call waited (stopped, or crashed); only the bus
+            // knows which.
+            if error.name == Self.noReplyName, await !beacondIsOnTheBus() {
+                throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus))
+            }
             throw BeacondError(error, bus: connection.bus)
         }
+    }
+
+    private static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
+
+    /// Whether org.beacond has an owner now; true when the bus cannot say.
+    private func beacondIsOnTheBus() async -> Bool {
+        let reply = try? await connection.call(
+            destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: "NameHasOwner",
+            arguments: [.string(Beacond.busName)])
+        return reply?.first?.bool ?? true
     }
 }

@@ -133,6 +133,31 @@ import Testing
         }
     }
 
+    /// A call still waiting when beacond goes (stopped, or killed) is told
+    /// beacond is not running, as a call made after it went is.
+    @Test func aWaitingCallWhoseServiceGoesIsServiceNotRunning() async throws {
+        for signal in [SIGTERM, SIGKILL] {
+            let service = try Service(configuration: try Self.venuesElsewhere().path)
+            let client = try await Self.client(service)
+            let waiting = Task { () async -> BeacondError? in
+                do {
+                    _ = try await client.requestNearestVenue(timeout: .seconds(120))
+                    return nil
+                } catch {
+                    return error as? BeacondError
+                }
+            }
+            // The call is waiting once it is in beacond's hands: a later call on the same connection is answered after it is dispatched.
+            _ = try await client.status()
+            service.stop(signal: signal)
+            let ending = try await Self.within(.seconds(10)) { () async -> BeacondError?? in await waiting.value }
+            guard case .serviceNotRunning?? = ending else {
+                Issue.record("signal \(signal): expected serviceNotRunning, got \(String(describing: ending))")
+                continue
+            }
+        }
+    }
+
     @Test func aPolicyThatRefusesTheCallerIsAccessDenied() async throws {
         let bus = try PrivateBus(
             policy: PrivateBus.allowEverything(
