@@ -35,10 +35,10 @@ extension BeaconClient {
     /// exits, like `CLMonitor`'s events. Leaving the loop or cancelling the
     /// task stops monitoring them; so does this client leaving the bus.
     public func monitor(_ regions: [MonitoredRegion]) -> BeaconUpdates<Beacond.RegionEvent> {
+        // One id given twice is beacond's to refuse (RegionExists), not a trap here.
         let paths = Dictionary(
-            uniqueKeysWithValues: regions.map {
-                (BusPaths.region(RegionDefinition(id: $0.id, constraint: $0.constraint, owner: uniqueName)), $0.id)
-            })
+            regions.map { (BusPaths.region(RegionDefinition(id: $0.id, constraint: $0.constraint, owner: uniqueName)), $0.id) },
+            uniquingKeysWith: { first, _ in first })
         let event = { @Sendable (kind: Beacond.RegionEvent.Kind) in
             { @Sendable (signal: DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? in
                 guard let path = signal.arguments.dropFirst().first?.string, let id = paths[path] else { return nil }

@@ -370,6 +370,23 @@ import Testing
         }
     }
 
+    /// One id twice in a call is refused as beacond refuses it, not a trap
+    /// on the duplicate (it crashed the caller).
+    @Test func monitoringOneIdTwiceFailsWithRegionExists() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let region = MonitoredRegion("twice", constraint: BeaconConstraint(uuid: Self.cafe))
+        let ending = try await Self.within(.seconds(10)) { () async -> BeacondError? in
+            do {
+                for try await _ in client.monitor([region, region]) {}
+                return nil
+            } catch {
+                return error as? BeacondError
+            }
+        }
+        #expect(ending?.code == .regionExists, "\(String(describing: ending))")
+    }
+
     /// Two sequences hold the same match rules; ending one leaves the other's
     /// on the bus (the bus keeps one copy of a rule per AddMatch). Each holds
     /// three: its signal, beacond leaving, and the connection lost.
