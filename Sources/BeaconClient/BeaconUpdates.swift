@@ -1,5 +1,6 @@
 /// An async sequence of a `BeaconClient`, failing only with `BeacondError`
-/// (`.serviceNotRunning` when beacond leaves the bus). Leaving the loop or
+/// (`.serviceNotRunning` when beacond leaves the bus, `.bus` named
+/// `org.freedesktop.DBus.Error.Disconnected` when the bus does). Leaving the loop or
 /// cancelling the task ends it and undoes what it set up on the bus.
 public struct BeaconUpdates<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = BeacondError
