@@ -64,6 +64,11 @@ enum Output {
         Dictionary(properties.map { ($0.0, $0.1.jsonObject) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// A whole number, or "-" for what is not one (a misbehaving service's NaN must not trap).
+    static func whole(_ value: Double) -> String {
+        value.isFinite ? String(Int(value.rounded())) : "-"
+    }
+
     static func number(_ value: Double?, _ decimals: Int = 2) -> String {
         guard let value, value >= 0 else { return "-" }
         return String(format: "%.\(decimals)f", value)

@@ -38,9 +38,10 @@ struct BeaconsCommand: AsyncParsableCommand {
         if beacons.isEmpty { return "no beacons in range" }
         var rows = [["UUID", "MAJOR", "MINOR", "PROXIMITY", "DISTANCE", "±", "RSSI", "VENUE"]]
         for beacon in beacons {
+            // FilteredRssi 0 is "no reading yet": 0 and 127 never enter the filter.
             rows.append([
                 beacon.identity.uuid.uuidString, String(beacon.identity.major), String(beacon.identity.minor), beacon.proximity.rawValue,
-                Output.number(beacon.distance) + " m", Output.number(beacon.accuracy), String(Int(beacon.filteredRSSI.rounded())),
+                Output.number(beacon.distance) + " m", Output.number(beacon.accuracy), beacon.filteredRSSI == 0 ? "-" : Output.whole(beacon.filteredRSSI),
                 beacon.venue ?? "",
             ])
         }

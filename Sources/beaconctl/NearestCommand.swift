@@ -49,7 +49,7 @@ struct NearestCommand: AsyncParsableCommand {
         var text = "\(venue.id)  \(venue.name)  \(venue.proximity.rawValue) \(Output.number(venue.distance)) m"
         text += " ±\(Output.number(venue.accuracy))"
         if let runnerUp = venue.runnerUp {
-            text += "  (ahead of \(runnerUp) by \(Int((venue.margin * 100).rounded()))%)"
+            text += "  (ahead of \(runnerUp) by \(Output.whole(venue.margin * 100))%)"
         }
         if venue.isStationary { text += "  stationary" }
         return text
