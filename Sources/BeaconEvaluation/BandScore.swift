@@ -11,6 +11,9 @@ public struct BandScore: Sendable, Equatable {
     /// Estimates made while the beacon said the listener was stationary.
     public var stationary = 0
     private var errors: [Double] = []
+    /// |error| / distance of every estimate, and accuracy / distance of those with an accuracy.
+    private var relativeErrors: [Double] = []
+    private var relativeAccuracies: [Double] = []
     /// Per true distance: estimates with an accuracy, and those covered.
     private var byDistance: [Double: Tally] = [:]
 
@@ -33,7 +36,9 @@ public struct BandScore: Sendable, Equatable {
         if band == bands.band(for: trueDistance) { correctBands += 1 }
         if let distance {
             errors.append(abs(distance - trueDistance))
+            if distance > 0 { relativeErrors.append(abs(distance - trueDistance) / distance) }
             if let accuracy {
+                if distance > 0 { relativeAccuracies.append(accuracy / distance) }
                 let inside = abs(distance - trueDistance) <= accuracy
                 withAccuracy += 1
                 byDistance[trueDistance, default: Tally()].estimates += 1
@@ -66,10 +71,26 @@ public struct BandScore: Sendable, Equatable {
 
     public var stationaryShare: Double { samples == 0 ? 0 : Double(stationary) / Double(samples) }
 
-    public var medianError: Double {
-        guard !errors.isEmpty else { return .nan }
-        let sorted = errors.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    public var medianError: Double { Self.quantile(errors, 0.5) ?? .nan }
+
+    /// The accuracy as a share of the distance, median: how wide the ranger claims to be.
+    public var medianRelativeAccuracy: Double? { Self.quantile(relativeAccuracies, 0.5) }
+
+    /// The accuracy as a share of the distance that would have covered
+    /// two thirds of this recording (|error| / distance at the 68.27th
+    /// percentile). Recordings disagree on it: a file that stands most of
+    /// its rows where it was calibrated needs a narrow one, a file with
+    /// strong shadowing a wide one — no accuracy that does not know the
+    /// truth can meet both.
+    public var relativeErrorAtOneSigma: Double? { Self.quantile(relativeErrors, DistanceDistribution.oneSigma) }
+
+    /// The q-quantile (linear between order statistics; the median of an even count is the mean of the middle two).
+    static func quantile(_ values: [Double], _ q: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let position = q * Double(sorted.count - 1)
+        let lower = Int(position.rounded(.down))
+        let upper = min(lower + 1, sorted.count - 1)
+        return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - Double(lower))
     }
 }

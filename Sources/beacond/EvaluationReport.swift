@@ -34,6 +34,8 @@ enum EvaluationReport {
         rows.append(["band switches"] + methods.map { String($0.1.switches) })
         rows.append(["accuracy coverage (|error| <= accuracy)"] + methods.map { percent($0.1.coverage) })
         rows.append(["  each true distance weighted equally"] + methods.map { percent($0.1.coverageByDistance) })
+        rows.append(["accuracy / distance, median"] + methods.map { ratio($0.1.medianRelativeAccuracy) })
+        rows.append(["  needed to cover 68% of this file"] + methods.map { ratio($0.1.relativeErrorAtOneSigma) })
         rows.append(["stationary (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.stationaryShare) : "-" })
         rows.append(["nearest venue right"] + methods.map { $0.0 == "beacond" ? venueShare(e.venues) : "-" })
         return "trace \(file): \(e.rows) rows\n" + render(rows)
@@ -78,6 +80,8 @@ enum EvaluationReport {
                 "band_switches": .int(s.switches),
                 "accuracy_coverage": JSONValue(s.coverage),
                 "accuracy_coverage_by_distance": JSONValue(s.coverageByDistance),
+                "relative_accuracy_median": JSONValue(s.medianRelativeAccuracy),
+                "relative_error_p68": JSONValue(s.relativeErrorAtOneSigma),
             ]
         }
         var baselines: [String: JSONValue] = [:]
@@ -111,6 +115,7 @@ enum EvaluationReport {
     }
 
     private static func percent(_ value: Double?) -> String { value.map { format($0 * 100, 1) + "%" } ?? "-" }
+    private static func ratio(_ value: Double?) -> String { value.map { format($0, 2) } ?? "-" }
 
     private static func venueShare(_ score: TraceVenueScore) -> String {
         score.accuracy.map { "\(percent($0)) of \(score.scoredRows) rows" } ?? "one venue"

@@ -80,6 +80,23 @@ import Testing
         var baseline = BandScore()
         baseline.record(beacon, band: .near, distance: 1.1, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
         #expect(baseline.coverage == nil)
+        #expect(baseline.medianRelativeAccuracy == nil)
+    }
+
+    @Test func theAccuracyAFileNeedsIsItsRelativeErrorAtTheOneSigmaQuantile() throws {
+        let bands = ProximityBands(immediate: 0.5, near: 3)
+        let beacon = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
+        var score = BandScore()
+        // Estimates 2 m for a truth of 1, 1.5, 2, 2.5 and 3 m: relative errors 0.5, 0.25, 0, 0.25, 0.5.
+        for truth in [1.0, 1.5, 2, 2.5, 3] {
+            score.record(beacon, band: .near, distance: 2, accuracy: truth, isStationary: false, trueDistance: truth, bands: bands)
+        }
+        // Sorted 0, 0.25, 0.25, 0.5, 0.5: the 68.27th percentile sits at position 2.73, between 0.25 and 0.5.
+        let needed = try #require(score.relativeErrorAtOneSigma)
+        #expect(abs(needed - (0.25 + 0.25 * (DistanceDistribution.oneSigma * 4 - 2))) < 1e-12)
+        // Claimed accuracies 0.5 … 1.5 of the distance: median 1.
+        #expect(score.medianRelativeAccuracy == 1)
+        #expect(BandScore().relativeErrorAtOneSigma == nil)
     }
 
     @Test func theEstimatesFileHasAColumnForEveryFigure() throws {
