@@ -76,7 +76,7 @@ let package = Package(
             dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "BeaconThreads", "CBluetooth", "DBus"]
         ),
         .target(name: "BeaconThreads"),
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["BeaconThreads", "CDBus"]),
         .target(name: "BeacondAPI", dependencies: ["BeaconCore"]),
         .target(name: "BeacondBus", dependencies: ["BeacondAPI", "BeaconCore", "DBus"]),
         .target(name: "BeaconClient", dependencies: ["BeacondAPI", "BeacondBus", "BeaconCore", "DBus"]),
@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SourcesTests",
-            dependencies: ["BeaconCore", "BeaconSources", "DBus"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconThreads", "DBus"]
         ),
         .testTarget(
             name: "MQTTTests",

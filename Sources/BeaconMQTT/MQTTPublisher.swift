@@ -48,7 +48,7 @@ public final class MQTTPublisher: Sendable {
     public var status: String { shared.withLock { $0.status } }
 
     public func start() {
-        DetachedThread.start { [self] in
+        DetachedThread.start(name: "beacond-mqtt") { [self] in
             run()
             finished.signal()
         }

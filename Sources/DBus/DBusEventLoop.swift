@@ -1,3 +1,4 @@
+import BeaconThreads
 import Dispatch
 import Glibc
 import Synchronization
@@ -199,6 +200,7 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
     func start(setUp: @escaping () -> Void, round: @escaping Round, tearDown: @escaping () -> Void) {
         ended.enter()
         let body = ThreadBody { [self] in
+            DetachedThread.nameCurrent("dbus-" + name)
             isolatedThread.store(UInt(pthread_self()), ordering: .releasing)
             setUp()
             loop(round)

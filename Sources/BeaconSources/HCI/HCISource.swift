@@ -46,7 +46,7 @@ public struct HCISource: Sendable {
     public func run(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let (outputs, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
         let control = ThreadControl()
-        DetachedThread.start { [self] in
+        DetachedThread.start(name: "beacond-hci") { [self] in
             supervise(control) { continuation.yield($0) }
             continuation.finish()
             control.finish()
