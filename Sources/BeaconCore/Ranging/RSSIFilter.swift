@@ -18,7 +18,9 @@
 public struct RSSIFilter: Sendable {
     public struct Parameters: Hashable, Sendable {
         /// Per-packet spread, dB: fading across the three advertising channels
-        /// and the body's shadow; 4 dB is the low end of indoor measurements, so the filter is not sluggish.
+        /// and the body's shadow. 4 dB lies between the 3.27 dB of line-of-sight
+        /// (Rician, K = 4) and the 5.57 dB of Rayleigh fading (`RangingUncertainty`),
+        /// nearer the first, so the filter is not sluggish.
         public var measurementSigma = 4.0
         /// dB² per second the level drifts while the listener stands still:
         /// people passing, a door; 1 dB in 100 s. With 4 dB per packet the filter
@@ -31,7 +33,9 @@ public struct RSSIFilter: Sendable {
         /// catches shifts of one sigma (4 dB, ×1.6 in distance) after a handful of packets.
         public var cusumAllowance = 0.5
         public var cusumThreshold = 5.0
-        /// How far back a re-seed may look.
+        /// How far back a re-seed may look: the window holds 64 samples
+        /// (6.4 s at 10 Hz); at 1 Hz this keeps a re-seed to the last 20 s,
+        /// the span of one stand rather than of the walk before it.
         public var memory: Duration = .seconds(20)
         /// The shortest stillness the filter will call stationary: the line needs
         /// some span before its slope means anything.

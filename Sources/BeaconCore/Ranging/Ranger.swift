@@ -16,7 +16,9 @@ public struct Ranger: Hashable, Sendable {
     public var model: PathLossModel
     public var classifier: ProximityClassifier
     public var uncertainty = RangingUncertainty()
+    /// One sample is a guess; two show the beacon is really there (SPEC's "too few samples").
     public var minimumSamples = 2
+    /// SPEC's "too old"; never below three of the beacon's own intervals (`BeaconTrack.staleAfter`).
     public var staleAfter: Duration = .seconds(5)
     /// The slowest walk the filter must follow, m/s: a shuffle in a queue,
     /// well under the 1.2–1.4 m/s of ordinary walking (published gait-speed norms).
