@@ -23,6 +23,8 @@ struct EvaluateCommand: ParsableCommand {
             of rows whose truth lies within the reported accuracy (coverage; about 68% when honest), the share called \
             stationary, and, with several beacons, how often the nearest venue was the truly nearest one (each beacon \
             is a venue of its own unless --config maps it).
+            --sway DB:SECONDS adds a slow sinusoidal sway to the trace's RSSI (a hand-held phone) to show how well a still \
+            listener is averaged through it.
             Both print beacond beside a raw-RSSI baseline and a 20 s running-average baseline.
             """
     )
@@ -35,6 +37,16 @@ struct EvaluateCommand: ParsableCommand {
 
     @Option(help: "With --trace: write beacond's estimate, stationarity and nearest venue after every row to this CSV.")
     var estimates: String?
+
+    @Option(
+        help: "With --trace: add a sway of ±DB with a period of SECONDS to every row's RSSI (a phone held in a swaying hand; the truth is unchanged), e.g. 3:8.",
+        transform: { (argument: String) throws -> Sway in
+            guard let sway = Sway(argument: argument) else {
+                throw ValidationError("--sway takes DB:SECONDS, an amplitude of 0–40 dB and a period over 0 s, e.g. 3:8")
+            }
+            return sway
+        })
+    var sway: Sway?
 
     @Option(help: "The configuration (venues, regions, ranging figures).")
     var config = "beacons.yaml"
@@ -50,6 +62,7 @@ struct EvaluateCommand: ParsableCommand {
         case (_?, nil): throw ValidationError("evaluate needs ground truth: only --source simulate[:SCENARIO] has it")
         }
         if estimates != nil, trace == nil { throw ValidationError("--estimates goes with --trace") }
+        if sway != nil, trace == nil { throw ValidationError("--sway goes with --trace") }
     }
 
     func run() throws {
@@ -86,7 +99,7 @@ struct EvaluateCommand: ParsableCommand {
         } catch {
             throw Failure("\(path): \(error)")
         }
-        let evaluation = TraceEvaluation(trace: parsed, configuration: configuration)
+        let evaluation = TraceEvaluation(trace: sway.map { $0.applied(to: parsed) } ?? parsed, configuration: configuration)
         if let estimates {
             let descriptor = open(estimates, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw Failure("cannot write \(estimates): \(String(cString: strerror(errno)))") }

@@ -32,6 +32,14 @@ import Testing
         #expect(written[0].hasSuffix(",stationary,nearest_venue,venue_margin,listener_stationary"))
         #expect(written[300].contains(",E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-7-1,"))
 
+        let swayed = try TestSupport.run(
+            TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--sway", "3:8"])
+        #expect(swayed.status == 0, "\(swayed.stderr)")
+        #expect(swayed.stdout != table.stdout)
+        let refused = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--sway", "3"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--sway takes DB:SECONDS"))
+
         let json = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--json"])
         #expect(json.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])

@@ -1,0 +1,33 @@
+import BeaconCore
+import BeaconEvaluation
+import Foundation
+import Testing
+
+struct SwayTests {
+    private static func trace(_ rows: [(time: Int64, rssi: Int8)]) -> Trace {
+        let lines = rows.map { "\($0.time),E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,1,\($0.rssi),-59,2" }
+        return try! Trace(csv: ([Trace.header] + lines).joined(separator: "\n"))
+    }
+
+    @Test func theLevelSwingsByTheAmplitudeOverThePeriodAndTheTruthStays() {
+        let sway = Sway(amplitude: 3, period: 8)
+        // A quarter period in: +3 dB; three quarters: −3 dB; whole and half periods: unchanged.
+        let swayed = sway.applied(to: Self.trace([(0, -60), (2_000, -60), (4_000, -60), (6_000, -60), (8_000, -60)]))
+        #expect(swayed.rows.map(\.rssi) == [-60, -57, -60, -63, -60])
+        #expect(swayed.rows.allSatisfy { $0.trueDistance == 2 && $0.measuredPower == -59 })
+    }
+
+    @Test func aSwayNeverMakesANoReadingValue() {
+        // −2 + 5 would be +3 and −125 − 5 would be −130: kept at −1 and −127 (0 and 127 mean "no reading").
+        let swayed = Sway(amplitude: 5, period: 4).applied(to: Self.trace([(1_000, -2), (3_000, -125)]))
+        #expect(swayed.rows.map(\.rssi) == [-1, -127])
+    }
+
+    @Test func theArgumentIsDecibelsColonSeconds() {
+        #expect(Sway(argument: "3:8") == Sway(amplitude: 3, period: 8))
+        #expect(Sway(argument: "0.5:2.5") == Sway(amplitude: 0.5, period: 2.5))
+        for bad in ["3", "3:0", "3:-1", "-1:8", "41:8", "nan:8", "3:inf", "a:b", "3:8:1"] {
+            #expect(Sway(argument: bad) == nil, "\(bad)")
+        }
+    }
+}
