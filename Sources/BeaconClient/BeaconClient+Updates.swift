@@ -89,7 +89,7 @@ extension BeaconClient {
 
     /// A sequence fed by Manager1's `signals` (each turned into an element,
     /// or skipped for `nil`), begun by `start` and ended by cancellation
-    /// (then `stop` runs and the match rules go), by beacond leaving the bus,
+    /// (then the match rules go and `stop` runs), by beacond leaving the bus,
     /// or by the connection to the bus being lost.
     ///
     /// Signals that come while `start` runs are held back: when there are
@@ -147,12 +147,14 @@ extension BeaconClient {
                 continuation.finish(throwing: error)
             }
         }
+        // The match rules go at once: a hung beacond must not keep them for
+        // the 25 s its unanswered StopMonitoring may take.
         continuation.onTermination = { [self] _ in
+            for subscription in subscriptions { subscription.cancel() }
             starting.cancel()
             Task {
                 _ = await starting.result
                 await stop(self)
-                for subscription in subscriptions { subscription.cancel() }
             }
         }
         return BeaconUpdates(stream: stream)

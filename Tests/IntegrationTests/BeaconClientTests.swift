@@ -336,6 +336,36 @@ import Testing
         #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
     }
 
+    /// A stopped sequence's match rules go at once, whatever becomes of its
+    /// StopMonitoring: a hung beacond (SIGSTOP) must not keep them on the bus
+    /// for the 25 s its call may wait.
+    @Test func aHungServiceCannotKeepAStoppedSequencesMatchRules() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let before = try await Self.matchRules(of: client)
+        let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        let task = Task { for try await _ in client.monitor([region]) {} }
+        defer { task.cancel() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await !client.regions().contains(where: { $0.owner == client.uniqueName }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Entered, exited, beacond leaving and the connection lost.
+        #expect(try await Self.matchRules(of: client) == before + 4)
+        let pid = try #require(service.processIdentifier)
+        #expect(kill(pid, SIGSTOP) == 0)
+        defer { kill(pid, SIGCONT) }
+        task.cancel()
+        // The bus driver answers while beacond is stopped; 5 s is far short of the call's 25 s.
+        let gone = ContinuousClock.now + .seconds(5)
+        var rules = try await Self.matchRules(of: client)
+        while rules != before, ContinuousClock.now < gone {
+            try await Task.sleep(for: .milliseconds(50))
+            rules = try await Self.matchRules(of: client)
+        }
+        #expect(rules == before, "the rules stayed while StopMonitoring waited for a stopped beacond")
+    }
+
     /// A second sequence for a region id the client already monitors fails
     /// with RegionExists, and its ending leaves the first one's region alone.
     @Test func aSequenceThatFailedToStartStopsOnlyWhatItStarted() async throws {
@@ -357,7 +387,7 @@ import Testing
         } catch {
             #expect(error.code == .regionExists, "\(error)")
         }
-        // Its match rules go once its stop has been answered; the first's region must still be there.
+        // Its match rules go when it ends; the first's region must still be there.
         let deadline = ContinuousClock.now + .seconds(10)
         while try await Self.matchRules(of: client) != rules, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
