@@ -2,6 +2,11 @@
 /// (`.serviceNotRunning` when beacond leaves the bus, `.bus` named
 /// `org.freedesktop.DBus.Error.Disconnected` when the bus does). Leaving the loop or
 /// cancelling the task ends it and undoes what it set up on the bus.
+///
+/// A sequence subscribes when it is made, not when it is first iterated:
+/// what beacond signals from then on is kept until read, so a caller that
+/// makes its sequences before its first call to beacond misses nothing
+/// beacond signals after answering it.
 public struct BeaconUpdates<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = BeacondError
     let stream: AsyncThrowingStream<Element, any Error>

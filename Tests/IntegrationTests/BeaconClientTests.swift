@@ -470,6 +470,38 @@ import Testing
         #expect(seen?["event"] as? String == Beacond.Manager1.regionEntered.name, "\(String(describing: seen))")
     }
 
+    /// beaconctl monitor's match rules are on the bus before its first call to
+    /// beacond, so a signal beacond sends once it has answered that call (a
+    /// RegionEntered right after it) reaches beaconctl: dbus-monitor sees the
+    /// messages in the order the bus handles them.
+    @Test func beaconctlMonitorSubscribesBeforeItsFirstCall() async throws {
+        let service = try Service()
+        let monitor = try await ServiceBusTests.BusMonitor(service.bus, rules: ["type='method_call'"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beaconctl"))
+        process.arguments = ["monitor", "--json", "--bus", service.bus.address]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { process.killAndWait() }
+        typealias Manager1 = Beacond.Manager1
+        let signals = [Manager1.regionEntered, Manager1.regionExited, Manager1.nearestVenueChanged, Manager1.availabilityChanged].map(\.name)
+        // Each message: its header line, then its arguments indented.
+        func messages() -> [String] {
+            monitor.captured.components(separatedBy: "\nmethod call ").map { "method call " + $0 }
+        }
+        func firstCallToBeacond() -> Int? {
+            messages().firstIndex { $0.contains("destination=\(Beacond.busName) ") }
+        }
+        #expect(await eventually { firstCallToBeacond() != nil }, "beaconctl called nothing: \(monitor.captured)")
+        let all = messages()
+        let first = try #require(firstCallToBeacond())
+        let caller = try #require(all[first].split(separator: " ").first { $0.hasPrefix("sender=") })
+        let subscribed = all[..<first].filter { $0.contains(" \(caller) ") && $0.contains("member=AddMatch") }
+        for signal in signals {
+            #expect(subscribed.contains { $0.contains("member='\(signal)'") }, "\(signal) was not subscribed before: \(all[first])")
+        }
+    }
+
     /// The match rules the bus holds for `client` (dbus-daemon's Debug.Stats).
     static func matchRules(of client: BeaconClient) async throws -> Int {
         let reply = try await client.connection.call(
