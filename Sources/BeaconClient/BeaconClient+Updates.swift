@@ -10,10 +10,7 @@ extension BeaconClient {
     /// The nearest venue now, then each change, like `CLLocationUpdate.liveUpdates()`:
     /// each element the venue, or `nil` when none is known.
     public func nearestVenueUpdates() -> BeaconUpdates<Beacond.VenueUpdate> {
-        updates(Manager1.nearestVenueChanged) { signal throws(BeacondError) in
-            let venue = signal.arguments.dropFirst().first
-            return Beacond.VenueUpdate(venue: signal.arguments.first?.string == "" ? nil : try Beacond.Venue(dbus: venue))
-        } start: { client throws(BeacondError) in
+        updates(Manager1.nearestVenueChanged, Self.venueUpdate) { client throws(BeacondError) in
             do throws(BeacondError) {
                 return [Beacond.VenueUpdate(venue: try await client.nearestVenue())]
             } catch .noVenue {
@@ -24,9 +21,7 @@ extension BeaconClient {
 
     /// Whether the source delivers: now (with reason ""), then each change.
     public func availabilityUpdates() -> BeaconUpdates<Beacond.Availability> {
-        updates(Manager1.availabilityChanged) { signal throws(BeacondError) in
-            Beacond.Availability(available: signal.arguments.first?.bool ?? false, reason: signal.arguments.dropFirst().first?.string ?? "")
-        } start: { client throws(BeacondError) in
+        updates(Manager1.availabilityChanged, Self.availability) { client throws(BeacondError) in
             [Beacond.Availability(available: try await client.status().available, reason: "")]
         } stop: { _ in }
     }
@@ -67,16 +62,44 @@ extension BeaconClient {
 
     /// Entries and exits of every region that asks to be told (beacons.yaml's and every client's), by id.
     public func regionEvents() -> BeaconUpdates<Beacond.RegionEvent> {
-        let event = { @Sendable (kind: Beacond.RegionEvent.Kind) in
-            { @Sendable (signal: DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? in
-                signal.arguments.first?.string.map { Beacond.RegionEvent(id: $0, kind: kind) }
-            }
-        }
         // Asks beacond once, so the sequence fails at once when it is not on the bus, as the others do.
-        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
+        updates([(Manager1.regionEntered, Self.regionEvent(.entered)), (Manager1.regionExited, Self.regionEvent(.exited))]) {
+            client throws(BeacondError) in
             _ = try await client.status()
             return []
         } stop: { _ in }
+    }
+
+    /// Everything beacond signals (`regionEvents()`'s entries and exits,
+    /// nearest-venue and availability changes) as it happens, without the
+    /// current state first. Returns once beacond has answered a call sent
+    /// after subscribing, so nothing it signals from then on is missed: what
+    /// a monitor that says it is ready needs. Fails when beacond is not on the bus.
+    public func events() async throws(BeacondError) -> BeaconUpdates<BeaconEvent> {
+        let events = updates([
+            (Manager1.regionEntered, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.entered)(signal).map(BeaconEvent.region) }),
+            (Manager1.regionExited, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.exited)(signal).map(BeaconEvent.region) }),
+            (Manager1.nearestVenueChanged, { @Sendable signal throws(BeacondError) in .nearestVenue(try Self.venueUpdate(signal)) }),
+            (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in .availability(Self.availability(signal)) }),
+        ]) { _ throws(BeacondError) in [] } stop: { _ in }
+        // The bus takes a connection's messages in order: the match rules are in place once this is answered.
+        _ = try await status()
+        return events
+    }
+
+    // MARK: Signals as elements
+
+    private static func regionEvent(_ kind: Beacond.RegionEvent.Kind) -> @Sendable (DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? {
+        { signal throws(BeacondError) in signal.arguments.first?.string.map { Beacond.RegionEvent(id: $0, kind: kind) } }
+    }
+
+    @Sendable private static func venueUpdate(_ signal: DBusSignal) throws(BeacondError) -> Beacond.VenueUpdate {
+        let venue = signal.arguments.dropFirst().first
+        return Beacond.VenueUpdate(venue: signal.arguments.first?.string == "" ? nil : try Beacond.Venue(dbus: venue))
+    }
+
+    @Sendable private static func availability(_ signal: DBusSignal) -> Beacond.Availability {
+        Beacond.Availability(available: signal.arguments.first?.bool ?? false, reason: signal.arguments.dropFirst().first?.string ?? "")
     }
 
     private func updates<Element: Sendable>(

@@ -13,36 +13,25 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await options.client()
-        // Made before the first call: their match rules are on the bus before
-        // it, so nothing beacond signals once it has answered is missed.
-        let regionEvents = client.regionEvents()
-        let venueUpdates = client.nearestVenueUpdates()
-        let availabilityUpdates = client.availabilityUpdates()
-        // Fail now, clearly, if beacond is not there.
-        _ = try await client.status()
+        // Subscribed, and beacond has answered (failing clearly if it is not
+        // there): nothing it signals from the line below on is missed.
+        let events = try await client.events()
+        FileHandle.standardError.write(Data("watching beacond on the \(client.bus) bus (Ctrl-C to stop)\n".utf8))
         let json = options.json
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for try await event in regionEvents {
-                    let signal = event.kind == .entered ? Beacond.Manager1.regionEntered : Beacond.Manager1.regionExited
-                    Self.say(json, signal, ["id": event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
-                }
+        for try await event in events {
+            switch event {
+            case .region(let event):
+                let signal = event.kind == .entered ? Beacond.Manager1.regionEntered : Beacond.Manager1.regionExited
+                Self.say(json, signal, ["id": event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
+            case .nearestVenue(let update):
+                Self.say(
+                    json, Beacond.Manager1.nearestVenueChanged, ["venue": update.venue?.dbusValue.jsonObject ?? [:]],
+                    "nearest: " + (update.venue.map(NearestCommand.describe) ?? "none"))
+            case .availability(let availability):
+                Self.say(
+                    json, Beacond.Manager1.availabilityChanged, ["available": availability.available, "reason": availability.reason],
+                    "\(availability.available ? "available" : "unavailable"): \(availability.reason)")
             }
-            group.addTask {
-                for try await update in venueUpdates.dropFirst() {
-                    Self.say(
-                        json, Beacond.Manager1.nearestVenueChanged, ["venue": update.venue?.dbusValue.jsonObject ?? [:]],
-                        "nearest: " + (update.venue.map(NearestCommand.describe) ?? "none"))
-                }
-            }
-            group.addTask {
-                for try await availability in availabilityUpdates.dropFirst() {
-                    Self.say(
-                        json, Beacond.Manager1.availabilityChanged, ["available": availability.available, "reason": availability.reason],
-                        "\(availability.available ? "available" : "unavailable"): \(availability.reason)")
-                }
-            }
-            try await group.waitForAll()
         }
     }
 

@@ -442,32 +442,62 @@ import Testing
         #expect(try await rules(reaching: before + 3) == before + 3)
     }
 
-    /// beaconctl monitor is the sequences, printed: a client's region entered
-    /// while it runs is a JSON line. Regions are added until one is seen (the
-    /// first may enter before beaconctl has subscribed).
-    @Test func beaconctlMonitorPrintsWhatTheSequencesYield() async throws {
+    /// beaconctl monitor is `events()`, printed: once it says on stderr that
+    /// it is watching, a client's region entered is a JSON line.
+    @Test func beaconctlMonitorPrintsWhatHappensOnceItIsWatching() async throws {
         let service = try Service()
         let client = try await Self.client(service)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.product("beaconctl"))
         process.arguments = ["monitor", "--json", "--bus", service.bus.address]
         let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
+        process.standardError = errors
         try process.run()
         defer { process.killAndWait() }
-        var probes: [Task<Void, any Error>] = []
-        defer { probes.forEach { $0.cancel() } }
+        let ready = errors.fileHandleForReading.availableLine(deadline: .now() + 10)
+        #expect(ready?.hasPrefix("watching beacond") == true, "\(String(describing: ready))")
+        let region = MonitoredRegion("probe", constraint: BeaconConstraint(uuid: Self.cafe))
+        let probe = Task { for try await _ in client.monitor([region]) {} }
+        defer { probe.cancel() }
         var seen: [String: Any]?
-        for attempt in 0..<6 where seen == nil {
-            let region = MonitoredRegion("probe-\(attempt)", constraint: BeaconConstraint(uuid: Self.cafe))
-            probes.append(Task { for try await _ in client.monitor([region]) {} })
-            let deadline = DispatchTime.now() + 5
-            while seen == nil, let line = output.fileHandleForReading.availableLine(deadline: deadline) {
-                let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                if event?["id"] as? String == region.id { seen = event }
-            }
+        let deadline = DispatchTime.now() + 10
+        while seen == nil, let line = output.fileHandleForReading.availableLine(deadline: deadline) {
+            let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            if event?["id"] as? String == region.id { seen = event }
         }
         #expect(seen?["event"] as? String == Beacond.Manager1.regionEntered.name, "\(String(describing: seen))")
+    }
+
+    /// `events()` returns subscribed: a region entered after it returns is
+    /// in it. Without beacond it fails at once and leaves no match rule.
+    @Test func eventsAreSubscribedWhenTheCallReturns() async throws {
+        let service = try Service()
+        let client = try await Self.client(service)
+        let events = try await client.events()
+        let region = MonitoredRegion("probe", constraint: BeaconConstraint(uuid: Self.cafe))
+        let probe = Task { for try await _ in client.monitor([region]) {} }
+        defer { probe.cancel() }
+        let entered = try await Self.within(.seconds(10)) { () async throws -> Bool in
+            for try await event in events where event == .region(Beacond.RegionEvent(id: region.id, kind: .entered)) { return true }
+            return false
+        }
+        #expect(entered)
+
+        let bus = try PrivateBus()
+        let alone = try await BeaconClient.connect(bus: .address(bus.address))
+        let before = try await Self.matchRules(of: alone)
+        do {
+            _ = try await alone.events()
+            Issue.record("events() returned without beacond")
+        } catch {
+            guard case .serviceNotRunning = error else {
+                Issue.record("expected serviceNotRunning, got \(error)")
+                return
+            }
+        }
+        #expect(try await Self.matchRules(of: alone) == before)
     }
 
     /// beaconctl monitor's match rules are on the bus before its first call to
