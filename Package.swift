@@ -125,7 +125,7 @@ let package = Package(
         .target(name: "BeaconTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport", "BeacondAPI", "BeacondBus", "BeaconClient"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport", "BeacondAPI", "BeacondBus", "BeaconClient", "BeaconService"]
         ),
         .testTarget(
             name: "EngineTests",

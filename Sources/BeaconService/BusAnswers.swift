@@ -9,9 +9,10 @@ import DBus
 ///
 /// Isolated to the connection's executor: the method handlers and property
 /// getters run on the connection's thread, so they read it with no lock and
-/// no hop (`assumeIsolated`). The engine's owner hands each publication over
-/// before the objects and signals it causes (`DBusConnection.perform` keeps
-/// them in order), so a client that heard a signal reads what it announced.
+/// no hop (`assumeIsolated`). Each publication is handed over in the same
+/// step on that thread as the objects and signals it causes, before them, so
+/// a client that heard a signal reads what it announced, and no answer names
+/// an object that is not exported yet (`BusService.publish`).
 actor BusAnswers {
     /// One publication, built by the engine's owner, off the connection's thread.
     struct Publication: Sendable {

@@ -90,33 +90,58 @@ final class BusService: Sendable {
     /// Called by the engine's owner after a step: objects appear and go,
     /// signals go out, properties change (coalesced), waiters get answers.
     /// `events` are the region transitions and nearest-venue changes since the last call.
+    ///
+    /// What changes is worked out here, off the connection's thread, and
+    /// carried out there in one piece: every read is answered on that thread,
+    /// so a reader sees the last publication with its objects or this one
+    /// with its objects, never an answer naming an object not exported yet.
     func publish(_ snapshot: ServiceSnapshot, events: [EngineEvent]) {
         let publication = Self.publication(snapshot, version: version)
-        let answers = answers
-        // Handed over first: the getters behind the objects' signals read it.
-        connection.perform { answers.assumeIsolated { $0.apply(publication) } }
-        syncRegions(snapshot)
-        // Before the signals: NearestVenueChanged names the venue's Beacon1 object.
-        syncVenues(snapshot)
-        syncBeacons(snapshot)
-        for event in events {
-            switch event {
-            case .region(let transition) where transition.notify && transition.kind != .determinedOutside:
-                guard let region = snapshot.regionsByKey[transition.regionID] else { continue }
-                emit(
-                    transition.kind == .entered ? Manager1.regionEntered : Manager1.regionExited,
-                    [.string(region.id), .objectPath(BusPaths.region(region))])
-            case .nearestVenueChanged(let venue):
-                emit(
-                    Manager1.nearestVenueChanged,
-                    [.string(venue?.venueID ?? ""), venue.map { Beacond.Venue($0, now: snapshot.time).dbusValue } ?? .vardict([])])
-            default:
-                break
-            }
+        let objects = [regionChanges(snapshot), venueChanges(snapshot), beaconChanges(snapshot)]
+        let signals = events.compactMap { signal(for: $0, snapshot) }
+        let manager = changedManagerProperties(publication.manager)
+        connection.perform { [self] in
+            answers.assumeIsolated { $0.apply(publication) }  // first: the objects' getters read it
+            // Before the signals: NearestVenueChanged names the venue's Beacon1 object.
+            for changes in objects { changes.carryOut(on: connection) }
+            for (signal, arguments) in signals { emit(signal, arguments) }
+            if !manager.isEmpty { connection.emitPropertiesChanged(Beacond.root, interface: Manager1.name, names: manager) }
+            answers.assumeIsolated { $0.answerWaiters() }  // last, once the objects an answer names are exported
         }
-        syncManager(publication.manager)
-        // Last, once the objects an answer names are exported.
-        connection.perform { answers.assumeIsolated { $0.answerWaiters() } }
+    }
+
+    /// Objects to remove, export and announce changes of, in that order (a
+    /// region whose definition changed goes and comes back at its path).
+    private struct ObjectChanges: Sendable {
+        var interface: String
+        var removed: [String] = []
+        var added: [(path: String, declaration: DBusInterface)] = []
+        var changed: [(path: String, names: [String])] = []
+
+        func carryOut(on connection: DBusConnection) {
+            for path in removed { connection.unexport(path) }
+            for (path, declaration) in added { connection.export(path, interfaces: [declaration]) }
+            for (path, names) in changed { connection.emitPropertiesChanged(path, interface: interface, names: names) }
+        }
+    }
+
+    /// The Manager1 signal an engine event is, if any.
+    private func signal(for event: EngineEvent, _ snapshot: ServiceSnapshot) -> (APISignal, [DBusValue])? {
+        switch event {
+        case .region(let transition) where transition.notify && transition.kind != .determinedOutside:
+            guard let region = snapshot.regionsByKey[transition.regionID] else { return nil }
+            return (
+                transition.kind == .entered ? Manager1.regionEntered : Manager1.regionExited,
+                [.string(region.id), .objectPath(BusPaths.region(region))]
+            )
+        case .nearestVenueChanged(let venue):
+            return (
+                Manager1.nearestVenueChanged,
+                [.string(venue?.venueID ?? ""), venue.map { Beacond.Venue($0, now: snapshot.time).dbusValue } ?? .vardict([])]
+            )
+        default:
+            return nil
+        }
     }
 
     /// AvailabilityChanged(b available, s reason).
@@ -131,82 +156,65 @@ final class BusService: Sendable {
     /// Region objects follow the regions: a region whose definition changed
     /// (a Reload that adds or drops its major, say) is exported anew, so its
     /// properties always match its declaration.
-    private func syncRegions(_ snapshot: ServiceSnapshot) {
-        var changed: [RegionDefinition] = []
-        var added: [RegionDefinition] = []
-        var removed: [RegionDefinition] = []
+    private func regionChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
+        var changes = ObjectChanges(interface: Beacond.Region1.name)
         published.withLock { published in
             for (key, entry) in published.regions where snapshot.regionsByKey[key] != entry.definition {
                 published.regions[key] = nil
-                removed.append(entry.definition)
+                changes.removed.append(BusPaths.region(entry.definition))
             }
             for region in snapshot.regions {
                 let values = regionProperties(region, snapshot).map(\.1)
                 if let old = published.regions[region.key] {
-                    if old.values != values { changed.append(region) }
+                    if old.values != values { changes.changed.append((BusPaths.region(region), [Beacond.Region1.state.name])) }
                 } else {
-                    added.append(region)
+                    changes.added.append((BusPaths.region(region), regionDeclaration(region)))
                 }
                 published.regions[region.key] = (region, values)
             }
         }
-        for region in removed { connection.unexport(BusPaths.region(region)) }
-        for region in added { connection.export(BusPaths.region(region), interfaces: [regionDeclaration(region)]) }
-        for region in changed {
-            connection.emitPropertiesChanged(BusPaths.region(region), interface: Beacond.Region1.name, names: [Beacond.Region1.state.name])
-        }
+        return changes
     }
 
-    private func syncVenues(_ snapshot: ServiceSnapshot) {
-        var added: [String] = []
-        var removed: [String] = []
-        var changed: [(String, [String])] = []
+    private func venueChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
+        var changes = ObjectChanges(interface: Beacond.Venue1.name)
         published.withLock { published in
             let ids = Set(snapshot.configuration.venues.map(\.id))
             for id in published.venues.keys where !ids.contains(id) {
                 published.venues[id] = nil
-                removed.append(id)
+                changes.removed.append(BusPaths.venue(id))
             }
             for venue in snapshot.configuration.venues {
                 let values = venueProperties(venue.id, snapshot)
                 if let old = published.venues[venue.id] {
                     guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
-                    changed.append((venue.id, zip(values, old).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
+                    changes.changed.append((BusPaths.venue(venue.id), zip(values, old).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
                 } else {
-                    added.append(venue.id)
+                    changes.added.append((BusPaths.venue(venue.id), venueDeclaration(venue.id)))
                 }
                 published.venues[venue.id] = values
             }
         }
-        for id in removed { connection.unexport(BusPaths.venue(id)) }
-        for id in added { connection.export(BusPaths.venue(id), interfaces: [venueDeclaration(id)]) }
-        for (id, names) in changed {
-            connection.emitPropertiesChanged(BusPaths.venue(id), interface: Beacond.Venue1.name, names: names)
-        }
+        return changes
     }
 
-    private func syncBeacons(_ snapshot: ServiceSnapshot) {
-        let changes = published.withLock { published in
+    private func beaconChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
+        let ledger = published.withLock { published in
             published.beacons.reconcile(snapshot.ranged, now: snapshot.time) { Beacond.Beacon($0).properties }
         }
-        for identity in changes.removed { connection.unexport(BusPaths.beacon(identity)) }
-        for entry in changes.added {
-            connection.export(BusPaths.beacon(entry.identity), interfaces: [beaconDeclaration(entry.identity)])
-        }
-        for (identity, names) in changes.changed {
-            connection.emitPropertiesChanged(BusPaths.beacon(identity), interface: Beacond.Beacon1.name, names: names)
-        }
+        return ObjectChanges(
+            interface: Beacond.Beacon1.name, removed: ledger.removed.map(BusPaths.beacon),
+            added: ledger.added.map { (BusPaths.beacon($0.identity), beaconDeclaration($0.identity)) },
+            changed: ledger.changed.map { (BusPaths.beacon($0.0), $0.1) })
     }
 
-    private func syncManager(_ properties: [(String, DBusValue)]) {
+    /// The Manager1 properties whose values changed since the last publication.
+    private func changedManagerProperties(_ properties: [(String, DBusValue)]) -> [String] {
         let values = properties.map(\.1)
-        let names = published.withLock { published -> [String] in
+        return published.withLock { published -> [String] in
             defer { published.manager = values }
             guard !published.manager.isEmpty else { return [] }
             return zip(properties, published.manager).filter { $0.0.1 != $0.1 }.map(\.0.0)
-        }
-        if !names.isEmpty {
-            connection.emitPropertiesChanged(Beacond.root, interface: Manager1.name, names: names)
         }
     }
 
