@@ -16,6 +16,8 @@ struct BeaconObjectLedger {
         var identity: BeaconIdentity
         var properties: [(String, DBusValue)]
         var announced: Timestamp
+        /// A configured venue's beacon when last announced: its object comes first.
+        var isVenue: Bool
     }
 
     struct Changes {
@@ -37,36 +39,38 @@ struct BeaconObjectLedger {
     }
 
     /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
+    /// Venue beacons' objects are removed, added and changed before any
+    /// stranger's, so strangers leaving in numbers cannot take their budget either.
     mutating func reconcile(_ ranged: [RangedBeacon], now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]) -> Changes {
         var changes = Changes()
         var remaining = budget
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
-        for (identity, entry) in exported where !live.contains(identity) {
-            guard remaining > 0 else { break }
-            guard now - entry.announced >= coalescing else { continue }
-            exported[identity] = nil
-            departed[identity] = now
-            changes.removed.append(identity)
-            remaining -= 1
-        }
-        let venuesFirst = ranged.filter { $0.venueID != nil } + ranged.filter { $0.venueID == nil }
-        for beacon in venuesFirst {
-            guard remaining > 0 else { break }
-            let values = properties(beacon)
-            guard let old = exported[beacon.identity] else {
-                guard departed[beacon.identity] == nil else { continue }
-                let entry = Entry(identity: beacon.identity, properties: values, announced: now)
-                exported[beacon.identity] = entry
-                changes.added.append(entry)
+        for venues in [true, false] {
+            for (identity, entry) in exported where entry.isVenue == venues && !live.contains(identity) {
+                guard remaining > 0 else { return changes }
+                guard now - entry.announced >= coalescing else { continue }
+                exported[identity] = nil
+                departed[identity] = now
+                changes.removed.append(identity)
                 remaining -= 1
-                continue
             }
-            guard now - old.announced >= coalescing, Self.meaningfullyDifferent(old.properties, values) else { continue }
-            let names = zip(values, old.properties).filter { $0.0.1 != $0.1.1 }.map(\.0.0)
-            exported[beacon.identity] = Entry(identity: beacon.identity, properties: values, announced: now)
-            changes.changed.append((beacon.identity, names))
-            remaining -= 1
+            for beacon in ranged where (beacon.venueID != nil) == venues {
+                guard remaining > 0 else { return changes }
+                let values = properties(beacon)
+                let entry = Entry(identity: beacon.identity, properties: values, announced: now, isVenue: venues)
+                guard let old = exported[beacon.identity] else {
+                    guard departed[beacon.identity] == nil else { continue }
+                    exported[beacon.identity] = entry
+                    changes.added.append(entry)
+                    remaining -= 1
+                    continue
+                }
+                guard now - old.announced >= coalescing, Self.meaningfullyDifferent(old.properties, values) else { continue }
+                exported[beacon.identity] = entry
+                changes.changed.append((beacon.identity, zip(values, old.properties).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
+                remaining -= 1
+            }
         }
         return changes
     }

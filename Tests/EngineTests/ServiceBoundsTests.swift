@@ -76,6 +76,56 @@ private typealias S = EngineTestSupport
         #expect(changes.isEmpty)
     }
 
+    /// A beacon that leaves and comes back, at any moment relative to its
+    /// last announcement: its object goes once a second has passed since it
+    /// was announced, and comes back as soon as a second has passed since it
+    /// went (the per-object limit), never later; in between it is missing.
+    @Test func aReturningBeaconIsExportedAgainAsSoonAsItsSecondAllows() {
+        let beacon = Self.ranged(S.identity(1, 1), distance: 1, venue: "counter-1")
+        for leave in stride(from: 200, through: 2_000, by: 200) {
+            for away in stride(from: 200, through: 1_400, by: 200) {
+                var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20)
+                var lastSignal = 0
+                var removedAt: Int?
+                for ms in stride(from: 0, through: 5_000, by: 200) {
+                    let ranged = ms < leave || ms >= leave + away
+                    let changes = ledger.reconcile(ranged ? [beacon] : [], now: S.t0 + .milliseconds(Int64(ms)), properties: Self.properties)
+                    let context = "left at \(leave) ms for \(away) ms, at \(ms) ms"
+                    if !changes.removed.isEmpty {
+                        #expect(ms - lastSignal >= 1_000 && !ranged, "\(context)")
+                        (lastSignal, removedAt) = (ms, ms)
+                    }
+                    if !changes.added.isEmpty {
+                        #expect(ms == 0 || ms - lastSignal >= 1_000, "\(context)")
+                        (lastSignal, removedAt) = (ms, nil)
+                    }
+                    let exported = ledger.exported[beacon.identity] != nil
+                    if ranged && !exported {
+                        #expect(removedAt.map { ms - $0 < 1_000 } == true, "missing while ranged: \(context)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Venue beacons come first for removals too: strangers leaving in
+    /// numbers do not take the budget a returning venue beacon needs.
+    @Test func strangersLeavingDoNotHoldBackAReturningVenueBeacon() {
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3)
+        let venue = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
+        let strangers = (0..<6).map { Self.ranged(S.identity(1_000, UInt16($0)), distance: 1) }
+        for ms in [0, 200, 400] {
+            _ = ledger.reconcile([venue] + strangers, now: S.t0 + .milliseconds(Int64(ms)), properties: Self.properties)
+        }
+        #expect(ledger.exported.count == 7)
+        var changes = ledger.reconcile(strangers, now: S.t0 + .milliseconds(1_100), properties: Self.properties)
+        #expect(changes.removed == [venue.identity])
+        // Back once its second away has passed, as every stranger goes.
+        changes = ledger.reconcile([venue], now: S.t0 + .milliseconds(2_100), properties: Self.properties)
+        #expect(changes.added.map(\.identity) == [venue.identity])
+        #expect(changes.removed.count == 2)
+    }
+
     @Test func theKeeperRetriesWithBackoffAndSaysAFailureOnce() throws {
         let blocked = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-blocked-\(UUID().uuidString)")
         try Data("a file where the state directory should be".utf8).write(to: blocked)
