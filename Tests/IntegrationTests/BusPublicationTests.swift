@@ -87,7 +87,9 @@ import Testing
                 if !announced.contains(path) { early.append(path) }
             }
         }
-        #expect(named > 100, "too few answers named a beacon to tell anything")
+        // Batches of 20 calls go on through the ten publications: under load as few as five batches
+        // complete (100 answers in a CI-like run); before the fix thousands of answers were early.
+        #expect(named >= 40, "too few answers named a beacon to tell anything")
         #expect(early.count == 0, "\(early.count) of \(named) answers named a beacon before its InterfacesAdded: \(early.prefix(5))")
     }
 }
