@@ -41,7 +41,12 @@ struct BeaconObjectLedger {
     /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
     /// Venue beacons' objects are removed, added and changed before any
     /// stranger's, so strangers leaving in numbers cannot take their budget either.
-    mutating func reconcile(_ ranged: [RangedBeacon], now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]) -> Changes {
+    /// `nearest`, the beacon GetNearestVenue names, comes back at once after
+    /// a removal rather than after its second: an answer must not name a
+    /// missing object, and it is one object, changing at the venue's dwell at most.
+    mutating func reconcile(
+        _ ranged: [RangedBeacon], nearest: BeaconIdentity? = nil, now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]
+    ) -> Changes {
         var changes = Changes()
         var remaining = budget
         departed = departed.filter { now - $0.value < coalescing }
@@ -60,7 +65,7 @@ struct BeaconObjectLedger {
                 let values = properties(beacon)
                 let entry = Entry(identity: beacon.identity, properties: values, announced: now, isVenue: venues)
                 guard let old = exported[beacon.identity] else {
-                    guard departed[beacon.identity] == nil else { continue }
+                    guard departed[beacon.identity] == nil || beacon.identity == nearest else { continue }
                     exported[beacon.identity] = entry
                     changes.added.append(entry)
                     remaining -= 1

@@ -200,7 +200,9 @@ final class BusService: Sendable {
 
     private func beaconChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
         let ledger = published.withLock { published in
-            published.beacons.reconcile(snapshot.ranged, now: snapshot.time) { Beacond.Beacon($0).properties }
+            published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.time) {
+                Beacond.Beacon($0).properties
+            }
         }
         return ObjectChanges(
             interface: Beacond.Beacon1.name, removed: ledger.removed.map(BusPaths.beacon),

@@ -108,6 +108,21 @@ private typealias S = EngineTestSupport
         }
     }
 
+    /// The beacon GetNearestVenue names is on the bus whenever it is ranged:
+    /// back at once after a removal, where any other waits out its second.
+    @Test func theNearestVenuesBeaconComesBackAtOnce() {
+        let beacon = Self.ranged(S.identity(1, 1), distance: 1, venue: "counter-1")
+        for nearest in [beacon.identity, nil] {
+            var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20)
+            _ = ledger.reconcile([beacon], nearest: nearest, now: S.t0, properties: Self.properties)
+            let removed = ledger.reconcile([], now: S.t0 + .milliseconds(1_000), properties: Self.properties)
+            #expect(removed.removed == [beacon.identity])
+            let back = ledger.reconcile([beacon], nearest: nearest, now: S.t0 + .milliseconds(1_200), properties: Self.properties)
+            #expect(back.added.map(\.identity) == (nearest == nil ? [] : [beacon.identity]), "nearest: \(String(describing: nearest))")
+            #expect((ledger.exported[beacon.identity] != nil) == (nearest != nil))
+        }
+    }
+
     /// Venue beacons come first for removals too: strangers leaving in
     /// numbers do not take the budget a returning venue beacon needs.
     @Test func strangersLeavingDoNotHoldBackAReturningVenueBeacon() {
