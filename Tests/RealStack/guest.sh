@@ -4,12 +4,13 @@
 # Swift runtime are the host's own files. Writes one line per check to
 # OUT/results ("ok NAME (s)" / "FAIL NAME: why") and "done" at the end.
 #
-#   guest.sh OUT BIN ROOT SCENARIO...   scenarios: hci kernel-scan down-up deaf service bluez unprivileged, or all
+#   guest.sh OUT BIN ROOT SCENARIO...   scenarios: hci kernel-scan down-up deaf service bluez rssi ranging
+#                                        bluez-ranging unprivileged, or all
 set -uo pipefail
 out=$1 bin=$2 root=$3
 shift 3
 scenarios=("$@")
-[[ ${scenarios[*]} == all ]] && scenarios=(hci kernel-scan down-up deaf service bluez unprivileged)
+[[ ${scenarios[*]} == all ]] && scenarios=(hci kernel-scan down-up deaf service bluez rssi ranging bluez-ranging unprivileged)
 here=$root/Tests/RealStack
 results=$out/results
 work=/tmp/realstack
@@ -53,12 +54,14 @@ wait_gone() {
 }
 lines() { grep -cE -- "${2:-.}" "$1" 2>/dev/null || true; }
 
-# The JSON line `beacond scan --json` prints for counter 1 heard from ADDRESS
-# (with an RSSI only if there is a reading: btvirt's is always 127, "none";
-# the no-reading checks look at that separately).
+# The JSON line `beacond scan --json` prints for counter 1 (or minor MINOR)
+# heard from ADDRESS (with an RSSI only if there is a reading: btvirt's is
+# always 127, "none"; the no-reading checks look at that separately).
 sighting() {
-    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"measured_power_plausible\":true,\"minor\":$MINOR,(\"rssi\":-?[0-9]+,)?\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
+    echo "\"address\":\"$1\",\"address_type\":\"public\",\"major\":$MAJOR,\"measured_power\":$POWER,\"measured_power_plausible\":true,\"minor\":${2:-$MINOR},${3:-(\"rssi\":-?[0-9]+,)?}\"time\":\"[^\"]*\",\"time_us\":[0-9]+,\"uuid\":\"$UUID\""
 }
+# The same, with an RSSI reading: ranged_sighting ADDRESS MINOR.
+ranged_sighting() { sighting "$1" "$2" '"rssi":-[0-9]+,'; }
 no_reading() { ! grep -q '"rssi"' "$1"; }
 # more_sightings FILE ADDRESS SECONDS: at least three more sightings than now.
 more_sightings() {
@@ -107,19 +110,24 @@ start_btvirt() {
     # leaves it unknown to mgmt for good; so does a first power-on that fails,
     # which happens here to the first controller after the module is loaded
     # (address 00:00:00:00:00:00, no command answered): then btvirt starts again.
-    deadline=$(($(date +%s) + 10))
     for index in 0 1 2; do
-        until set_up hci$index; do
-            (($(date +%s) < deadline)) || return 1
-            sleep 0.1
-        done
-    done
-    for index in 0 1 2; do
-        hciconfig hci$index up 2>/dev/null # "already up" if caught inside the kernel's own power-on: fine
-        hciconfig hci$index | grep -q "UP RUNNING" || return 1
+        bring_up hci$index 10 || return 1
     done
     hci1=$(address hci1) hci2=$(address hci2)
     [[ -n $hci1 && -n $hci2 ]]
+}
+# bring_up DEV SECONDS: once the kernel's own first power-on is over, up for good.
+bring_up() {
+    set_up_within "$1" "$2" || return 1
+    hciconfig "$1" up 2>/dev/null # "already up" if caught inside the kernel's own power-on: fine
+    hciconfig "$1" | grep -q "UP RUNNING"
+}
+set_up_within() {
+    local deadline=$(($(date +%s) + $2))
+    until set_up "$1"; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.1
+    done
 }
 set_up() {
     local info flags
@@ -158,14 +166,16 @@ EOF
 # Through a pipe, as a person would watch it: beacond flushes each line to a
 # pipe (to a file it buffers), so the checks can read the lines as they come.
 # The real bluetoothd, its debug log kept in the guest (on the shared folder it
-# falls behind); returns once it has powered the three adapters.
+# falls behind); returns once it has powered the adapters (btvirt's three unless named).
 start_bluetoothd() {
+    local log=$1 adapters=("${@:2}")
+    ((${#adapters[@]})) || adapters=(hci0 hci1 hci2)
     mkdir -p /var/lib/bluetooth
     mountpoint -q /var/lib/bluetooth || mount -t tmpfs tmpfs /var/lib/bluetooth
-    spawn bluetoothd -n -d >"$work/$1" 2>&1
-    local deadline=$(($(date +%s) + 20)) index
-    for index in 0 1 2; do
-        until busctl --system get-property org.bluez /org/bluez/hci$index org.bluez.Adapter1 Powered 2>/dev/null | grep -q true; do
+    spawn bluetoothd -n -d >"$work/$log" 2>&1
+    local deadline=$(($(date +%s) + 20)) adapter
+    for adapter in "${adapters[@]}"; do
+        until busctl --system get-property org.bluez /org/bluez/$adapter org.bluez.Adapter1 Powered 2>/dev/null | grep -q true; do
             (($(date +%s) < deadline)) || return 1
             sleep 0.2
         done
@@ -338,6 +348,103 @@ scenario_bluez() {
     check recovery-tried wait_for "$work/bluez.err" "restarted our discovery" 45
     check recovery-worked wait_for "$work/bluez.err" "advertisements came back after restarting discovery" 20
     check rssi-127-is-no-reading no_reading "$work/bluez.json"
+}
+
+# --- a controller with real RSSI (vhci_controller.py) -------------------
+# Two beacons, counter 1 and counter 2 of beacons.yaml, heard with RSSI that
+# follows a walk: next to counter 2 (-55 dBm, counter 1 at -75) until the
+# controller gets SIGUSR1, then to counter 1 (the levels swap over 10 s).
+COUNTER1=C0:FF:EE:00:00:01 COUNTER2=C0:FF:EE:00:00:02
+
+# start_vhci legacy|extended [up]: the controller; sets $vhci (hciN) and $walker (its pid).
+# With "up" it is brought up for the hci source; else bluetoothd powers it.
+start_vhci() {
+    spawn /usr/bin/python3 "$here/vhci_controller.py" "$1" $UUID $POWER "$MAJOR:1:$COUNTER1" "$MAJOR:2:$COUNTER2" \
+        >"$work/$scenario.vhci" 2>"$work/$scenario.vhci.log"
+    walker=${pids[-1]}
+    wait_for "$work/$scenario.vhci" "^hci[0-9]+$" 10 || return 1
+    vhci=$(cat "$work/$scenario.vhci")
+    if [[ ${2:-} == up ]]; then bring_up "$vhci" 15; else set_up_within "$vhci" 15; fi
+}
+# The RSSI values of ADDRESS's sightings in FILE, one a line.
+rssi_of() { grep -F "\"address\":\"$2\"" "$1" | sed -n 's/.*"rssi":\(-[0-9]*\),.*/\1/p'; }
+# plausible_levels FILE: every reading of both beacons within the walk's levels and noise
+# (-78..-52 dBm), never 127, and at least ten of each.
+plausible_levels() {
+    local address values
+    for address in $COUNTER1 $COUNTER2; do
+        values=$(rssi_of "$1" $address)
+        (($(wc -l <<<"$values") >= 10)) || return 1
+        awk '$1 < -78 || $1 > -52 { bad = 1 } END { exit bad }' <<<"$values" || return 1
+    done
+    ! grep -q '"rssi":127' "$1"
+}
+# nearer_than FILE NEAR FAR: NEAR's median RSSI at least 12 dB above FAR's (20 dB apart, +-3 dB noise).
+nearer_than() { (($(median "$(rssi_of "$1" "$2")") >= $(median "$(rssi_of "$1" "$3")") + 12)); }
+median() { sort -n <<<"$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# beacond scan through the kernel with RSSI, both families: distances become possible.
+scenario_rssi() {
+    start_vhci extended up || return 1
+    scan "hci:$vhci"
+    check starts-extended-scan wait_for "$work/rssi.err" "scanning resumed: $vhci: scanning with extended LE commands" 15
+    check extended-reports-on wait_for "$work/rssi.vhci.log" "scanning on \(extended reports\)" 5
+    check counter-1-with-rssi wait_for "$work/rssi.json" "$(ranged_sighting $COUNTER1 1)" 15 10
+    check counter-2-with-rssi wait_for "$work/rssi.json" "$(ranged_sighting $COUNTER2 2)" 15 10
+    check readings-plausible plausible_levels "$work/rssi.json"
+    check counter-2-louder nearer_than "$work/rssi.json" $COUNTER2 $COUNTER1
+    kill -TERM "${pids[-1]}" && wait "${pids[-1]}"
+    check reports-stop-with-the-scan wait_for "$work/rssi.vhci.log" "scanning off" 5
+    scan "hci:$vhci"
+    check reports-again-with-a-new-scan wait_for "$work/rssi.vhci.log" "scanning on" 15 2
+    check sightings-again wait_for "$work/rssi.json" "$(ranged_sighting $COUNTER2 2)" 15 3
+}
+
+# nearest_is VENUE: beaconctl nearest answers VENUE with a distance.
+nearest_is() {
+    beaconctl nearest >"$work/nearest.txt" 2>&1
+    echo "  beaconctl nearest: $(cat "$work/nearest.txt")"
+    grep -qE "^$1 .* (immediate|near|far) [0-9.]+ m ±" "$work/nearest.txt"
+}
+# both_ranged: beaconctl beacons lists counter 1 and counter 2 with distances and RSSI.
+both_ranged() {
+    beaconctl beacons >"$work/beacons.txt" 2>&1
+    sed 's/^/  /' "$work/beacons.txt"
+    grep -qE "^$UUID +$MAJOR +1 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +counter-1" "$work/beacons.txt" &&
+        grep -qE "^$UUID +$MAJOR +2 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +counter-2" "$work/beacons.txt"
+}
+# The service ranges: counter 2 nearest, the walk, counter 1 nearest. LOG is the service's log.
+walk_and_range() {
+    local log=$1 walked
+    check nearest-counter-2-logged wait_for "$log" "nearest venue: counter-2 .* [0-9.]+ m ±" 30
+    check nearest-counter-2 nearest_is counter-2
+    check both-beacons-ranged both_ranged
+    kill -USR1 "$walker"
+    walked=$(now)
+    check nearest-counter-1-after-walk wait_for "$log" "nearest venue: counter-1 .* [0-9.]+ m ±" 40
+    echo "  counter 1 nearest $(since "$walked") s after the walk began (10 s walk, 2 s dwell)"
+    check nearest-counter-1 nearest_is counter-1
+}
+
+# The service with the hci source on a controller that lists only the legacy commands.
+scenario_ranging() {
+    start_bus || return 1
+    start_vhci legacy up || return 1
+    spawn beacond --source "hci:$vhci" --bus system --state-dir "$work/ranging-state" --config "$root/beacons.yaml" 2>"$work/ranging.log"
+    check scans-with-legacy-commands wait_for "$work/ranging.log" "$vhci: scanning with legacy LE commands" 15
+    check legacy-reports-on wait_for "$work/ranging.vhci.log" "scanning on \(legacy reports\)" 5
+    walk_and_range "$work/ranging.log"
+}
+
+# The service with the bluez source: RSSI through the real bluetoothd.
+scenario_bluez-ranging() {
+    start_bus || return 1
+    start_vhci extended || return 1
+    check bluetoothd-powered-it start_bluetoothd bluez-ranging-bluetoothd.log hci0 hci1 hci2 "$vhci" || return 1
+    spawn beacond --source "bluez:$vhci" --bus system --state-dir "$work/bluez-ranging-state" --config "$root/beacons.yaml" 2>"$work/bluez-ranging.log"
+    check discovering-through-bluez wait_for "$work/bluez-ranging.log" "discovering through BlueZ on $vhci" 20
+    check kernel-scans wait_for "$work/bluez-ranging.vhci.log" "scanning on \(extended reports\)" 10
+    walk_and_range "$work/bluez-ranging.log"
 }
 
 # Without CAP_NET_RAW/CAP_NET_ADMIN: the message names setcap and the unit's line.
