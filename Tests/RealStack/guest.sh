@@ -415,13 +415,14 @@ both_ranged() {
 }
 # The service ranges: counter 2 nearest, the walk, counter 1 nearest. LOG is the service's log.
 walk_and_range() {
-    local log=$1 walked
+    local log=$1 walked counter1="nearest venue: counter-1 .* [0-9.]+ m ±" before
     check nearest-counter-2-logged wait_for "$log" "nearest venue: counter-2 .* [0-9.]+ m ±" 30
     check nearest-counter-2 nearest_is counter-2
     check both-beacons-ranged both_ranged
+    before=$(lines "$log" "$counter1") # counter 1 may have been nearest for a moment, alone, before counter 2 was heard
     kill -USR1 "$walker"
     walked=$(now)
-    check nearest-counter-1-after-walk wait_for "$log" "nearest venue: counter-1 .* [0-9.]+ m ±" 40
+    check nearest-counter-1-after-walk wait_for "$log" "$counter1" 40 $((before + 1))
     echo "  counter 1 nearest $(since "$walked") s after the walk began (10 s walk, 2 s dwell)"
     check nearest-counter-1 nearest_is counter-1
 }
@@ -440,7 +441,7 @@ scenario_ranging() {
 scenario_bluez-ranging() {
     start_bus || return 1
     start_vhci extended || return 1
-    check bluetoothd-powered-it start_bluetoothd bluez-ranging-bluetoothd.log hci0 hci1 hci2 "$vhci" || return 1
+    check bluetoothd-powered-it start_bluetoothd bluez-ranging-bluetoothd.log "$vhci" || return 1
     spawn beacond --source "bluez:$vhci" --bus system --state-dir "$work/bluez-ranging-state" --config "$root/beacons.yaml" 2>"$work/bluez-ranging.log"
     check discovering-through-bluez wait_for "$work/bluez-ranging.log" "discovering through BlueZ on $vhci" 20
     check kernel-scans wait_for "$work/bluez-ranging.vhci.log" "scanning on \(extended reports\)" 10
