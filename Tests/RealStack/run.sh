@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The live sources against a real Linux Bluetooth stack: Debian's own kernel
 # under qemu (TCG), BlueZ's btvirt making three virtual controllers through
-# /dev/vhci, the real bluetoothd. Runs the scenarios of guest.sh inside the
+# /dev/vhci, a controller of our own on /dev/vhci that reports RSSI
+# (vhci_controller.py), the real bluetoothd. Runs the scenarios of guest.sh inside the
 # guest, one line per check; exits non-zero if any check fails.
 #
 #   Tests/RealStack/run.sh [SCENARIO...]     (default: all; see guest.sh)
