@@ -12,13 +12,14 @@ is enabled emits an advertising report for each of the two beacons ten times
 a second: legacy reports (0x02) when the host scans with the legacy commands,
 extended reports (0x0D, legacy PDU) when it uses the extended ones. With
 `legacy` it lists no extended scanning (like a Raspberry Pi 4's controller);
-with `extended` it lists both families and the kernel picks the extended one.
+with `extended` it lists the extended scan and advertising commands and the
+extended advertising feature, so the kernel and beacond use those.
 
 The RSSI follows a walk: standing next to the second beacon (-55 dBm, the
 first at -75) until SIGUSR1, then walking to the first over WALK_SECONDS (the
 levels swap), plus seeded pseudo-random noise of up to NOISE_DB per report,
 so a run is the same every time. Every report is sent whatever the duplicate
-filter says (as btvirt does).
+filter says.
 
 Prints `hciN` on stdout once the kernel has registered the controller, then
 one line on stderr per command and per change of scanning or of the walk.
