@@ -445,6 +445,8 @@ scenario_bluez-ranging() {
     spawn beacond --source "bluez:$vhci" --bus system --state-dir "$work/bluez-ranging-state" --config "$root/beacons.yaml" 2>"$work/bluez-ranging.log"
     check discovering-through-bluez wait_for "$work/bluez-ranging.log" "discovering through BlueZ on $vhci" 20
     check kernel-scans wait_for "$work/bluez-ranging.vhci.log" "scanning on \(extended reports\)" 10
+    # The kernel hands bluetoothd each report's RSSI (mgmt Device Found), bluetoothd hands it on in Device1.
+    check bluetoothd-gets-rssi wait_for "$work/bluez-ranging-bluetoothd.log" "device_found_callback\(\) $vhci addr $COUNTER2, rssi -[0-9]+ " 10
     walk_and_range "$work/bluez-ranging.log"
 }
 
