@@ -383,7 +383,7 @@ plausible_levels() {
 nearer_than() { (($(median "$(rssi_of "$1" "$2")") >= $(median "$(rssi_of "$1" "$3")") + 12)); }
 median() { sort -n <<<"$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# beacond scan through the kernel with RSSI, both families: distances become possible.
+# beacond scan through the kernel, with RSSI in extended reports: distances become possible.
 scenario_rssi() {
     start_vhci extended up || return 1
     scan "hci:$vhci"
