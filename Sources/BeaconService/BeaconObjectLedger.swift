@@ -41,9 +41,10 @@ struct BeaconObjectLedger {
     /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
     /// Venue beacons' objects are removed, added and changed before any
     /// stranger's, so strangers leaving in numbers cannot take their budget either.
-    /// `nearest`, the beacon GetNearestVenue names, comes back at once after
-    /// a removal rather than after its second: an answer must not name a
-    /// missing object, and it is one object, changing at the venue's dwell at most.
+    /// `nearest`, the beacon GetNearestVenue names, is exported first, whatever
+    /// the budget, and comes back at once after a removal rather than after its
+    /// second: an answer must not name a missing object, and it is one object,
+    /// changing at the venue's dwell at most.
     mutating func reconcile(
         _ ranged: [RangedBeacon], nearest: BeaconIdentity? = nil, now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]
     ) -> Changes {
@@ -51,6 +52,12 @@ struct BeaconObjectLedger {
         var remaining = budget
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
+        if let nearest, exported[nearest] == nil, let beacon = ranged.first(where: { $0.identity == nearest }) {
+            let entry = Entry(identity: nearest, properties: properties(beacon), announced: now, isVenue: beacon.venueID != nil)
+            exported[nearest] = entry
+            changes.added.append(entry)
+            remaining -= 1
+        }
         for venues in [true, false] {
             for (identity, entry) in exported where entry.isVenue == venues && !live.contains(identity) {
                 guard remaining > 0 else { return changes }
@@ -65,7 +72,7 @@ struct BeaconObjectLedger {
                 let values = properties(beacon)
                 let entry = Entry(identity: beacon.identity, properties: values, announced: now, isVenue: venues)
                 guard let old = exported[beacon.identity] else {
-                    guard departed[beacon.identity] == nil || beacon.identity == nearest else { continue }
+                    guard departed[beacon.identity] == nil else { continue }
                     exported[beacon.identity] = entry
                     changes.added.append(entry)
                     remaining -= 1

@@ -123,6 +123,22 @@ private typealias S = EngineTestSupport
         }
     }
 
+    /// The budget cannot hold the nearest venue's beacon back either: venue
+    /// beacons leaving in numbers take it first, and GetNearestVenue would
+    /// name a Beacon1 object not on the bus until the next publication.
+    @Test func venueBeaconsLeavingDoNotHoldBackTheNearestVenuesBeacon() {
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 2)
+        let leaving = (0..<4).map { Self.ranged(S.identity(1, UInt16($0)), distance: 2, venue: "counter-1") }
+        for ms in [0, 100] {
+            _ = ledger.reconcile(leaving, now: S.t0 + .milliseconds(Int64(ms)), properties: Self.properties)
+        }
+        #expect(ledger.exported.count == 4)
+        let nearest = Self.ranged(S.identity(2, 1), distance: 1, venue: "counter-2")
+        let changes = ledger.reconcile([nearest], nearest: nearest.identity, now: S.t0 + .milliseconds(1_200), properties: Self.properties)
+        #expect(changes.added.map(\.identity) == [nearest.identity])
+        #expect(ledger.exported[nearest.identity] != nil)
+    }
+
     /// Venue beacons come first for removals too: strangers leaving in
     /// numbers do not take the budget a returning venue beacon needs.
     @Test func strangersLeavingDoNotHoldBackAReturningVenueBeacon() {
