@@ -37,6 +37,9 @@ actor BusAnswers {
     /// (the engine publishes five times a second; most are never asked for them).
     private var ranged: [(identity: BeaconIdentity, value: DBusValue)]?
     private var waiters: [Waiter] = []
+    /// What each Venue1 and Beacon1 object serves, by path: the values its
+    /// last signal announced, set in the step that sends it (`BusService.publish`).
+    private(set) var served: [String: [(String, DBusValue)]] = [:]
 
     init(_ publication: Publication, executor: DBusEventLoop) {
         self.publication = publication
@@ -48,6 +51,10 @@ actor BusAnswers {
     func apply(_ publication: Publication) {
         self.publication = publication
         ranged = nil
+    }
+
+    func serve(_ path: String, _ values: [(String, DBusValue)]?) {
+        served[path] = values
     }
 
     /// The ranged beacons, nearest first, each as its `a{sv}`.

@@ -103,7 +103,9 @@ final class BusService: Sendable {
         connection.perform { [self] in
             answers.assumeIsolated { $0.apply(publication) }  // first: the objects' getters read it
             // Before the signals: NearestVenueChanged names the venue's Beacon1 object.
-            for changes in objects { changes.carryOut(on: connection) }
+            for changes in objects {
+                changes.carryOut(on: connection) { path, values in answers.assumeIsolated { $0.serve(path, values) } }
+            }
             for (signal, arguments) in signals { emit(signal, arguments) }
             if !manager.isEmpty { connection.emitPropertiesChanged(Beacond.root, interface: Manager1.name, names: manager) }
             answers.assumeIsolated { $0.answerWaiters() }  // last, once the objects an answer names are exported
@@ -117,11 +119,26 @@ final class BusService: Sendable {
         var removed: [String] = []
         var added: [(path: String, declaration: DBusInterface)] = []
         var changed: [(path: String, names: [String])] = []
+        /// The values an added or changed Venue1 or Beacon1 object serves from
+        /// this step on (a Region1 reads the publication instead).
+        var values: [String: [(String, DBusValue)]] = [:]
 
-        func carryOut(on connection: DBusConnection) {
-            for path in removed { connection.unexport(path) }
-            for (path, declaration) in added { connection.export(path, interfaces: [declaration]) }
-            for (path, names) in changed { connection.emitPropertiesChanged(path, interface: interface, names: names) }
+        /// Each object's values are served from the step that announces them:
+        /// a read handled while the next publication is worked out gets the
+        /// values last announced, not that publication's, nor none.
+        func carryOut(on connection: DBusConnection, serving serve: (String, [(String, DBusValue)]?) -> Void) {
+            for path in removed {
+                connection.unexport(path)
+                serve(path, nil)
+            }
+            for (path, declaration) in added {
+                serve(path, values[path])
+                connection.export(path, interfaces: [declaration])
+            }
+            for (path, names) in changed {
+                serve(path, values[path])
+                connection.emitPropertiesChanged(path, interface: interface, names: names)
+            }
         }
     }
 
@@ -192,6 +209,7 @@ final class BusService: Sendable {
                 } else {
                     changes.added.append((BusPaths.venue(venue.id), venueDeclaration(venue.id)))
                 }
+                changes.values[BusPaths.venue(venue.id)] = values
                 published.venues[venue.id] = values
             }
         }
@@ -199,15 +217,17 @@ final class BusService: Sendable {
     }
 
     private func beaconChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
-        let ledger = published.withLock { published in
-            published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.time) {
+        let (ledger, values) = published.withLock { published in
+            let changes = published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.time) {
                 Beacond.Beacon($0).properties
             }
+            let announced = changes.added.map(\.identity) + changes.changed.map(\.0)
+            return (changes, announced.compactMap { identity in published.beacons.exported[identity].map { (BusPaths.beacon(identity), $0.properties) } })
         }
         return ObjectChanges(
             interface: Beacond.Beacon1.name, removed: ledger.removed.map(BusPaths.beacon),
             added: ledger.added.map { (BusPaths.beacon($0.identity), beaconDeclaration($0.identity)) },
-            changed: ledger.changed.map { (BusPaths.beacon($0.0), $0.1) })
+            changed: ledger.changed.map { (BusPaths.beacon($0.0), $0.1) }, values: Dictionary(uniqueKeysWithValues: values))
     }
 
     /// The Manager1 properties whose values changed since the last publication.
@@ -293,16 +313,16 @@ final class BusService: Sendable {
     /// dropped still reads as itself until its object goes (the snapshot no
     /// longer has its name), and a read agrees with the signals.
     private func venueDeclaration(_ id: String) -> DBusInterface {
-        DBusInterface(Beacond.Venue1.interface) { [weak self] in
-            self?.published.withLock { $0.venues[id] }
+        DBusInterface(Beacond.Venue1.interface) { [answers] in
+            answers.assumeIsolated { $0.served[BusPaths.venue(id)] }
         }
     }
 
     /// Serves the values last announced (the ledger's), so an object waiting
     /// to be removed still answers with what its signals said.
     private func beaconDeclaration(_ identity: BeaconIdentity) -> DBusInterface {
-        DBusInterface(Beacond.Beacon1.interface) { [weak self] in
-            self?.published.withLock { $0.beacons.exported[identity]?.properties }
+        DBusInterface(Beacond.Beacon1.interface) { [answers] in
+            answers.assumeIsolated { $0.served[BusPaths.beacon(identity)] }
         }
     }
 

@@ -5,6 +5,7 @@ import BeacondAPI
 import BeacondBus
 import DBus
 import Foundation
+import Synchronization
 import Testing
 
 /// beacond's D-Bus side in this process, fed snapshots made by hand, so a
@@ -91,5 +92,55 @@ import Testing
         // complete (100 answers in a CI-like run); before the fix thousands of answers were early.
         #expect(named >= 40, "too few answers named a beacon to tell anything")
         #expect(early.count == 0, "\(early.count) of \(named) answers named a beacon before its InterfacesAdded: \(early.prefix(5))")
+    }
+
+    /// An object's getters answer from the step that changes the object, not
+    /// from the engine's side before it: a Venue1 a Reload dropped must read
+    /// as itself until its object goes, never as an empty venue, while the
+    /// publication is worked out (many venues and strangers make that long enough for a
+    /// read to land in the middle of it).
+    @Test func aDroppedVenueReadsAsItselfUntilItsObjectGoes() async throws {
+        let bus = try PrivateBus()
+        let venues = (0..<200).map { VenueDefinition(id: "venue-\($0)", name: "Venue \($0)", constraint: BeaconConstraint(uuid: Self.uuid, major: 1, minor: UInt16($0))) }
+        let venue = venues[0]
+        var snapshot = ServiceSnapshot(
+            time: Self.t0, engine: BeaconEngine(configuration: Configuration(venues: venues), now: Self.t0), available: true,
+            availabilityReason: "", source: "test")
+        let service = try await BusService.start(
+            bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), submit: { _ in })
+        defer { service.connection.close() }
+        let client = try DBusConnection.connect(.address(bus.address))
+        defer { client.close() }
+        final class Reads: Sendable { let ids = Mutex<[String]>([]) }
+        let reads = Reads()
+        let reading = Task {
+            while !Task.isCancelled {
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            let reply = try? await client.call(
+                                destination: Beacond.busName, path: BusPaths.venue(venue.id), interface: "org.freedesktop.DBus.Properties",
+                                member: "GetAll", arguments: [.string(Beacond.Venue1.name)])
+                            if let id = reply?.first?.stringKeyedEntries?[Beacond.Venue1.id.name]?.string { reads.ids.withLock { $0.append(id) } }
+                        }
+                    }
+                }
+            }
+        }
+        let strangers = (0..<2_000).map { Self.ranged(1_000, UInt16($0), distance: 5) }
+        for round in 1...20 {
+            snapshot.time = Self.t0 + .milliseconds(Int64(round) * 1_100)
+            snapshot.configuration = Configuration(venues: round % 2 == 0 ? venues : Array(venues.dropFirst()))
+            snapshot.ranged = strangers
+            service.publish(snapshot, events: [])
+            // Paced as the engine publishes (not a wait for anything): the reads go on meanwhile.
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        reading.cancel()
+        _ = await reading.value
+        let read = reads.ids.withLock { $0 }
+        #expect(read.count >= 40, "too few reads of the venue to tell anything")
+        let empty = read.filter { $0 != venue.id }.count
+        #expect(empty == 0, "\(empty) of \(read.count) reads of the venue answered another id (empty: dropped in the middle of its publication)")
     }
 }
