@@ -17,8 +17,9 @@ extended advertising feature, so the kernel and beacond use those.
 
 The RSSI follows a walk: standing next to the second beacon (-55 dBm, the
 first at -75) until SIGUSR1, then walking to the first over WALK_SECONDS (the
-levels swap), plus seeded pseudo-random noise of up to NOISE_DB per report,
-so a run is the same every time. Every report is sent whatever the duplicate
+levels swap), plus seeded pseudo-random noise of up to NOISE_DB per report:
+the same draws every run, though which report gets which draw, and where the
+walk is at each report, follow the guest's timing. Every report is sent whatever the duplicate
 filter says.
 
 Prints `hciN` on stdout once the kernel has registered the controller, then
