@@ -79,9 +79,17 @@ spawn() {
     "$@" &
     pids+=($!)
 }
+# Waits for a process sent SIGTERM; one that ignores it is killed after 10 s
+# rather than hanging the run until run.sh's limit.
+reap() {
+    local deadline=$((SECONDS + 10))
+    while kill -0 "$1" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
 stop_all() {
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do reap "$pid"; done
     pids=()
 }
 advertise() { spawn /usr/bin/python3 "$here/hci_tool.py" advertise "$1" "$2" $UUID $MAJOR $MINOR $POWER "${3:-0.2}"; }
@@ -393,7 +401,7 @@ scenario_rssi() {
     check counter-2-with-rssi wait_for "$work/rssi.json" "$(ranged_sighting $COUNTER2 2)" 15 10
     check readings-plausible plausible_levels "$work/rssi.json"
     check counter-2-louder nearer_than "$work/rssi.json" $COUNTER2 $COUNTER1
-    kill -TERM "${pids[-1]}" && wait "${pids[-1]}"
+    kill -TERM "${pids[-1]}" && reap "${pids[-1]}"
     check reports-stop-with-the-scan wait_for "$work/rssi.vhci.log" "scanning off" 5
     scan "hci:$vhci"
     check reports-again-with-a-new-scan wait_for "$work/rssi.vhci.log" "scanning on" 15 2
