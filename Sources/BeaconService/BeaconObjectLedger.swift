@@ -52,11 +52,13 @@ struct BeaconObjectLedger {
         var remaining = budget
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
-        if let nearest, exported[nearest] == nil, let beacon = ranged.first(where: { $0.identity == nearest }) {
-            let entry = Entry(identity: nearest, properties: properties(beacon), announced: now, isVenue: beacon.venueID != nil)
-            exported[nearest] = entry
+        func add(_ entry: Entry) {
+            exported[entry.identity] = entry
             changes.added.append(entry)
             remaining -= 1
+        }
+        if let nearest, exported[nearest] == nil, let beacon = ranged.first(where: { $0.identity == nearest }) {
+            add(Entry(identity: nearest, properties: properties(beacon), announced: now, isVenue: beacon.venueID != nil))
         }
         for venues in [true, false] {
             for (identity, entry) in exported where entry.isVenue == venues && !live.contains(identity) {
@@ -72,15 +74,12 @@ struct BeaconObjectLedger {
                 let values = properties(beacon)
                 let entry = Entry(identity: beacon.identity, properties: values, announced: now, isVenue: venues)
                 guard let old = exported[beacon.identity] else {
-                    guard departed[beacon.identity] == nil else { continue }
-                    exported[beacon.identity] = entry
-                    changes.added.append(entry)
-                    remaining -= 1
+                    if departed[beacon.identity] == nil { add(entry) }
                     continue
                 }
                 guard now - old.announced >= coalescing, Self.meaningfullyDifferent(old.properties, values) else { continue }
                 exported[beacon.identity] = entry
-                changes.changed.append((beacon.identity, zip(values, old.properties).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
+                changes.changed.append((beacon.identity, Self.changedNames(old.properties, values)))
                 remaining -= 1
             }
         }
@@ -88,6 +87,11 @@ struct BeaconObjectLedger {
     }
 
     /// A change worth a signal: any text, flag or integer, or a number that moved by more than 5%.
+    /// The names of the properties whose values differ, in declaration order.
+    static func changedNames(_ old: [(String, DBusValue)], _ new: [(String, DBusValue)]) -> [String] {
+        zip(old, new).filter { $0.1 != $1.1 }.map(\.1.0)
+    }
+
     static func meaningfullyDifferent(_ old: [(String, DBusValue)], _ new: [(String, DBusValue)]) -> Bool {
         zip(old, new).contains { a, b in
             switch (a.1, b.1) {

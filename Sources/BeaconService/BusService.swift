@@ -27,7 +27,7 @@ final class BusService: Sendable {
         var regions: [String: (definition: RegionDefinition, values: [DBusValue])] = [:]
         var venues: [String: [(String, DBusValue)]] = [:]
         var beacons: BeaconObjectLedger
-        var manager: [DBusValue] = []
+        var manager: [(String, DBusValue)] = []
     }
 
     /// Connects, exports the manager and owns `org.beacond`; fails clearly if the name is taken.
@@ -205,7 +205,7 @@ final class BusService: Sendable {
                 let values = venueProperties(venue.id, snapshot)
                 if let old = published.venues[venue.id] {
                     guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
-                    changes.changed.append((BusPaths.venue(venue.id), zip(values, old).filter { $0.0.1 != $0.1.1 }.map(\.0.0)))
+                    changes.changed.append((BusPaths.venue(venue.id), BeaconObjectLedger.changedNames(old, values)))
                 } else {
                     changes.added.append((BusPaths.venue(venue.id), venueDeclaration(venue.id)))
                 }
@@ -232,11 +232,10 @@ final class BusService: Sendable {
 
     /// The Manager1 properties whose values changed since the last publication.
     private func changedManagerProperties(_ properties: [(String, DBusValue)]) -> [String] {
-        let values = properties.map(\.1)
-        return published.withLock { published -> [String] in
-            defer { published.manager = values }
+        published.withLock { published -> [String] in
+            defer { published.manager = properties }
             guard !published.manager.isEmpty else { return [] }
-            return zip(properties, published.manager).filter { $0.0.1 != $0.1 }.map(\.0.0)
+            return BeaconObjectLedger.changedNames(published.manager, properties)
         }
     }
 
@@ -296,7 +295,7 @@ final class BusService: Sendable {
     }
 
     /// Declared for one definition: Major and Minor only where it has them.
-    /// A changed definition gets a new object (`syncRegions`), so the object
+    /// A changed definition gets a new object (`regionChanges`), so the object
     /// answers from the definition it was exported for: between the engine
     /// dropping a region and the object's removal (or the other way round when
     /// one is added) it still reads as that region, in state unknown.
