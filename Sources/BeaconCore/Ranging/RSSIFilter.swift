@@ -1,19 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A beacon's RSSI level, filtered: robust to outliers, averaging for as long
-/// as the listener stands still, following a real move within a few seconds.
+/// as the listener stands still, following a real move within a few seconds,
+/// and not taking a swaying hand for a move.
 ///
-/// A one-dimensional Kalman filter in dB with a Huber-clipped update, and a
-/// two-sided CUSUM change detector on the same standardized innovations.
-/// When the detector fires (someone walked up to the counter), the level is
-/// re-seeded from the median of the samples since the change began.
-///
-/// How fast the level may drift depends on whether the listener is still.
-/// Since the last change the filter fits a line through the samples
-/// (`LevelTrend`); the listener is **stationary** for this beacon when that
-/// line is flat enough to rule out even a slow walk at the beacon's distance
-/// (`walkingRate`, supplied by the caller from the path-loss model). While
-/// stationary the level may only drift slowly and the filter keeps averaging
-/// (like a 25 s window at 10 Hz, 80 s at 1 Hz); otherwise it may move as fast as such
-/// a walk would move it.
+/// Two models run side by side on the same samples (`LevelModel`): a device
+/// set down, whose spot's fading is frozen into the level, and a device in
+/// a hand, whose fading changes as the hand sways and comes back. The first
+/// catches small moves fast; the second averages through the sway that the
+/// first would take for moves. Whichever predicted the recent packets better
+/// (their predictive densities, remembered over `comparisonMemory`) is the
+/// one reported. Both start equal, and the set-down model wins ties.
 /// Every constant is physical or textbook; none is fitted to a recording:
 public struct RSSIFilter: Sendable {
     public struct Parameters: Hashable, Sendable {
@@ -33,6 +36,8 @@ public struct RSSIFilter: Sendable {
         /// catches shifts of one sigma (4 dB, ×1.6 in distance) after a handful of packets.
         public var cusumAllowance = 0.5
         public var cusumThreshold = 5.0
+        /// The shift the detector is built to catch, dB (2k sigmas).
+        public var designShift: Double { 2 * cusumAllowance * measurementSigma }
         /// How far back a re-seed may look: the window holds 64 samples
         /// (6.4 s at 10 Hz); at 1 Hz this keeps a re-seed to the last 20 s,
         /// the span of one stand rather than of the walk before it.
@@ -47,32 +52,54 @@ public struct RSSIFilter: Sendable {
         /// values does not prove a flat line, so the slope's error uses at least this spread.
         public var quantization = 0.3
 
+        /// The hand-held model's fading (`LevelModel`).
+        public var handHeld = SpotFading()
+        /// How long the comparison of the two models remembers (its time
+        /// constant): a dozen of the hand's fading times, so a few swings
+        /// decide nothing, and short enough to notice within a minute or two
+        /// that a phone was picked up or set down.
+        public var comparisonMemory: Duration = .seconds(60)
+
         public init() {}
     }
 
+    /// Small-scale fading that a hand moves the device through while the
+    /// listener stands still: it changes and comes back, where a walk's
+    /// change persists.
+    public struct SpotFading: Hashable, Sendable {
+        /// dB: the fading at one spot (`RangingUncertainty.ricianFading`);
+        /// moving the device by half a wavelength (6 cm) draws it afresh.
+        public var sigma = RangingUncertainty.ricianFading
+        /// How long the hand takes to move the device half a wavelength:
+        /// quiet standing sways at about 1 cm/s (centre-of-pressure mean
+        /// velocity, Prieto et al., IEEE Trans. Biomed. Eng. 43(9), 1996), so 6 cm take about 5 s.
+        public var correlationTime: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// How the listener holds the device, as far as the packets tell.
+    public enum Listener: String, Hashable, Sendable {
+        case setDown = "set-down"
+        case handHeld = "hand-held"
+    }
+
     public let parameters: Parameters
-    /// The filtered level, dBm (`nan` before the first sample).
-    public private(set) var estimate: Double = .nan
-    /// Variance of `estimate`, dB².
-    public private(set) var variance: Double
     public private(set) var samples = 0
-    /// The signal says the listener has not moved relative to this beacon since `stillSince`.
-    public private(set) var isStationary = false
-    private var lastTime: Timestamp?
-    private var upward = 0.0
-    private var downward = 0.0
-    private var upwardStart: Timestamp?
-    private var downwardStart: Timestamp?
+    /// The model whose figures are reported.
+    public private(set) var listener = Listener.setDown
     private var window = SampleWindow()
-    private var trend = LevelTrend(start: Timestamp(microsecondsSinceEpoch: 0))
-    /// The slowest walking rate since `trend.start`: the level is logarithmic in
-    /// distance, so a walk's average slope over the line is at least the rate at
-    /// its farthest point, not at where the listener is now.
-    private var slowestRate = Double.infinity
+    private var setDown: LevelModel
+    private var handHeld: LevelModel
+    /// How much better the hand-held model predicted the recent packets than
+    /// the set-down one (a log-likelihood ratio with fading memory).
+    private var handHeldAdvantage = 0.0
+    private var lastTime: Timestamp?
 
     public init(parameters: Parameters = Parameters()) {
         self.parameters = parameters
-        variance = parameters.measurementSigma * parameters.measurementSigma
+        setDown = LevelModel(parameters: parameters, spotFading: nil)
+        handHeld = LevelModel(parameters: parameters, spotFading: parameters.handHeld)
     }
 
     /// Folds one sample in.
@@ -81,72 +108,37 @@ public struct RSSIFilter: Sendable {
     public mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double) {
         window.append(rssi, at: time)
         samples += 1
-        defer { lastTime = time }
-        let r = parameters.measurementSigma * parameters.measurementSigma
-        guard let lastTime, estimate.isFinite else {
-            estimate = rssi
-            variance = r
-            restartStillness(at: time)
-            return
+        if let lastTime {
+            handHeldAdvantage *= exp(-max(0, time.seconds(since: lastTime)) / parameters.comparisonMemory.seconds)
         }
-        let gap = time - lastTime
-        if gap > parameters.longestGap { restartStillness(at: time) }
-        // Predict: while moving the level may change as fast as a walk moves it.
-        let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
-        variance += drift * max(0, time.seconds(since: lastTime))
-        let spread = (variance + r).squareRoot()
-        let standardized = (rssi - estimate) / spread
-        let clipped = min(max(standardized, -parameters.huberClip), parameters.huberClip)
-        let gain = variance / (variance + r)
-        estimate += gain * clipped * spread
-        variance *= 1 - gain
-
-        // The start of each side's current run estimates where a change began.
-        if upward == 0 { upwardStart = time }
-        if downward == 0 { downwardStart = time }
-        upward = max(0, upward + clipped - parameters.cusumAllowance)
-        downward = max(0, downward - clipped - parameters.cusumAllowance)
-        let start = upward > parameters.cusumThreshold ? upwardStart : downward > parameters.cusumThreshold ? downwardStart : nil
-        if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
-            estimate = reseed.median
-            variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
-            upward = 0
-            downward = 0
-            var since = LevelTrend(start: reseed.since)
-            window.forEach(since: reseed.since) { since.append($0, at: $1) }
-            trend = since
-            slowestRate = .infinity
-        } else {
-            // A wild packet would tilt the line: it counts at most three sigmas from the level.
-            let limit = 3 * parameters.measurementSigma
-            trend.append(min(max(rssi, estimate - limit), estimate + limit), at: time)
+        lastTime = time
+        let set = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
+        let held = handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
+        // The set-down model's detector sees moves first; one at least as
+        // large as the shift it is built to catch (2k sigmas, 4 dB) is a move
+        // for the hand-held model too, which would otherwise take a few of
+        // its fading times to believe it.
+        if setDown.movedAt == time, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
+            handHeld.follow(setDown)
         }
-        slowestRate = min(slowestRate, walkingRate)
-        isStationary = Self.isFlat(trend, now: time, walkingRate: slowestRate, parameters: parameters)
+        if let set, let held { handHeldAdvantage += held - set }
+        listener = handHeldAdvantage > 0 ? .handHeld : .setDown
     }
 
+    private var reported: LevelModel { listener == .handHeld ? handHeld : setDown }
+
+    /// The filtered level, dBm (`nan` before the first sample).
+    public var estimate: Double { reported.estimate }
+    /// Variance of `estimate`, dB².
+    public var variance: Double { reported.variance }
     /// One-sigma uncertainty of the level, dB.
     public var sigma: Double { variance.squareRoot() }
-
+    /// The signal says the listener has not moved relative to this beacon since `stillSince`.
+    public var isStationary: Bool { reported.isStationary }
     /// When the current stillness (or movement) began: the last change, gap or first sample.
-    public var stillSince: Timestamp { trend.start }
+    public var stillSince: Timestamp { reported.trend.start }
 
     /// Packet-to-packet spread of the level since the last change, dB (`nil`
     /// until three samples): the fading the filter averages away.
-    public var packetSpread: Double? { trend.residualVariance.map { $0.squareRoot() } }
-
-    private mutating func restartStillness(at time: Timestamp) {
-        trend = LevelTrend(start: time)
-        slowestRate = .infinity
-        isStationary = false
-    }
-
-    /// Flat: even at the slope's far confidence bound (two standard errors)
-    /// the level changes at under half the rate of a slow walk.
-    private static func isFlat(_ trend: LevelTrend, now: Timestamp, walkingRate: Double, parameters: Parameters) -> Bool {
-        guard now - trend.start >= parameters.minimumStill,
-            let fit = trend.slope(minimumSpread: parameters.quantization)
-        else { return false }
-        return abs(fit.slope) + 2 * fit.standardError < walkingRate / 2
-    }
+    public var packetSpread: Double? { reported.trend.residualVariance.map { $0.squareRoot() } }
 }

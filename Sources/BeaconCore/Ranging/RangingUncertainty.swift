@@ -15,7 +15,9 @@ public struct RangingUncertainty: Hashable, Sendable {
     /// advertising channels, a hand, people passing) shows as the packets'
     /// spread and is averaged away; what does not change is frozen at the
     /// listener's spot: σ_spot² = max(0, 3.27² − spread²).
-    public var fadingSigma = 3.27
+    public var fadingSigma = Self.ricianFading
+    /// The standard deviation of received power in dB under Rician fading with K = 4.
+    public static let ricianFading = 3.27
     /// Error of the power at 1 m, dB: a measured power is one device's
     /// median at one orientation; 2 dB is the low end of the 2–3 dB reported
     /// between calibrations and between phones.

@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One way of explaining a beacon's RSSI: where the listener stands (the
+/// level) plus, when the listener holds the device, the spot fading the
+/// hand moves it through (`RSSIFilter.SpotFading`), plus per-packet noise.
+///
+/// A Kalman filter in dB with a Huber-clipped update, and a two-sided CUSUM
+/// change detector on the same standardized innovations. When the detector
+/// fires (someone walked up to the counter), the level is re-seeded from the
+/// median of the samples since the change began.
+///
+/// How fast the level may drift depends on whether the listener is still.
+/// Since the last change the model fits a line through the samples
+/// (`LevelTrend`); the listener is **stationary** for this beacon when that
+/// line is flat enough to rule out even a slow walk at the beacon's distance
+/// (`walkingRate`, supplied by the caller from the path-loss model). While
+/// stationary the level may only drift slowly and the filter keeps averaging;
+/// otherwise it may move as fast as such a walk would move it.
+///
+/// The hand's fading is a mean-reverting (Ornstein–Uhlenbeck) component: it
+/// comes back, where a walk's change persists. A model that has it does not
+/// take a swaying hand for a walk, and averages through it; the price is
+/// that a small real move looks like sway until it has lasted a few of the
+/// fading's correlation times.
+struct LevelModel: Sendable {
+    let parameters: RSSIFilter.Parameters
+    /// The hand's fading this model explains, or `nil` for a device set down (the spot's fading is frozen into the level).
+    let spotFading: RSSIFilter.SpotFading?
+    /// The filtered level, dBm (`nan` before the first sample).
+    private(set) var estimate: Double = .nan
+    /// Variance of `estimate`, dB².
+    private(set) var variance: Double
+    private(set) var isStationary = false
+    /// The hand's fading now, dB, its variance and its covariance with the level.
+    private var fading = 0.0
+    private var fadingVariance = 0.0
+    private var covariance = 0.0
+    private var lastTime: Timestamp?
+    private var upward = 0.0
+    private var downward = 0.0
+    private var upwardStart: Timestamp?
+    private var downwardStart: Timestamp?
+    private(set) var trend = LevelTrend(start: Timestamp(microsecondsSinceEpoch: 0))
+    /// The slowest walking rate since `trend.start`: the level is logarithmic in
+    /// distance, so a walk's average slope over the line is at least the rate at
+    /// its farthest point, not at where the listener is now.
+    private var slowestRate = Double.infinity
+    /// When the detector last fired: the listener moved.
+    private(set) var movedAt: Timestamp?
+
+    init(parameters: RSSIFilter.Parameters, spotFading: RSSIFilter.SpotFading?) {
+        self.parameters = parameters
+        self.spotFading = spotFading
+        variance = parameters.measurementSigma * parameters.measurementSigma
+    }
+
+    /// Takes the level `other` re-seeded after its detector fired: a move
+    /// that model saw, whatever this one makes of it.
+    mutating func follow(_ other: LevelModel) {
+        estimate = other.estimate
+        variance = other.variance
+        resetFading(power: (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0))
+        upward = 0
+        downward = 0
+        trend = other.trend
+        slowestRate = .infinity
+        isStationary = other.isStationary
+        movedAt = other.movedAt
+    }
+
+    /// Folds the newest sample of `window` in.
+    /// - Parameter walkingRate: dB/s by which a slow walk would move this
+    ///   beacon's level now (it depends on the distance: see `Ranger.walkingRate`).
+    /// - Returns: how well this model predicted the sample: the log of its
+    ///   predictive density (a wild packet counts as a three-sigma one), `nil` for the first.
+    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Double? {
+        defer { lastTime = time }
+        let r = parameters.measurementSigma * parameters.measurementSigma
+        let fadingPower = (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0)
+        guard let lastTime, estimate.isFinite else {
+            estimate = rssi
+            variance = r
+            resetFading(power: fadingPower)
+            restartStillness(at: time)
+            return nil
+        }
+        let gap = time - lastTime
+        if gap > parameters.longestGap { restartStillness(at: time) }
+        // Predict: while moving the level may change as fast as a walk moves it;
+        // the hand's fading decays towards zero and is renewed.
+        let elapsed = max(0, time.seconds(since: lastTime))
+        let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
+        variance += drift * elapsed
+        if let spotFading {
+            let decay = exp(-elapsed / spotFading.correlationTime.seconds)
+            fading *= decay
+            covariance *= decay
+            fadingVariance = decay * decay * fadingVariance + fadingPower * (1 - decay * decay)
+        }
+        let predicted = variance + 2 * covariance + fadingVariance + r
+        let spread = predicted.squareRoot()
+        let standardized = (rssi - estimate - fading) / spread
+        let fit = -0.5 * min(standardized * standardized, 9) - 0.5 * log(predicted)
+        let clipped = min(max(standardized, -parameters.huberClip), parameters.huberClip)
+        let innovation = clipped * spread
+        let levelShare = variance + covariance
+        let fadingShare = covariance + fadingVariance
+        estimate += levelShare / predicted * innovation
+        fading += fadingShare / predicted * innovation
+        variance -= levelShare * levelShare / predicted
+        covariance -= levelShare * fadingShare / predicted
+        fadingVariance -= fadingShare * fadingShare / predicted
+
+        // The start of each side's current run estimates where a change began.
+        if upward == 0 { upwardStart = time }
+        if downward == 0 { downwardStart = time }
+        upward = max(0, upward + clipped - parameters.cusumAllowance)
+        downward = max(0, downward - clipped - parameters.cusumAllowance)
+        let start = upward > parameters.cusumThreshold ? upwardStart : downward > parameters.cusumThreshold ? downwardStart : nil
+        if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
+            estimate = reseed.median
+            variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
+            resetFading(power: fadingPower)
+            upward = 0
+            downward = 0
+            var since = LevelTrend(start: reseed.since)
+            window.forEach(since: reseed.since) { since.append($0, at: $1) }
+            trend = since
+            slowestRate = .infinity
+            movedAt = time
+        } else {
+            // A wild packet would tilt the line: it counts at most three sigmas from the level.
+            let limit = 3 * parameters.measurementSigma
+            trend.append(min(max(rssi, estimate - limit), estimate + limit), at: time)
+        }
+        slowestRate = min(slowestRate, walkingRate)
+        isStationary = Self.isFlat(trend, now: time, walkingRate: slowestRate, parameters: parameters)
+        return fit
+    }
+
+    /// After a level taken from recent samples: they carried the fading of
+    /// the moment, so the level's error is that fading (of unknown sign) plus
+    /// the samples' own noise, and the two are anticorrelated.
+    private mutating func resetFading(power: Double) {
+        fading = 0
+        fadingVariance = power
+        covariance = -power
+        variance += power
+    }
+
+    private mutating func restartStillness(at time: Timestamp) {
+        trend = LevelTrend(start: time)
+        slowestRate = .infinity
+        isStationary = false
+    }
+
+    /// Flat: even at the slope's far confidence bound (two standard errors)
+    /// the level changes at under half the rate of a slow walk.
+    private static func isFlat(_ trend: LevelTrend, now: Timestamp, walkingRate: Double, parameters: RSSIFilter.Parameters) -> Bool {
+        guard now - trend.start >= parameters.minimumStill,
+            let fit = trend.slope(minimumSpread: parameters.quantization)
+        else { return false }
+        return abs(fit.slope) + 2 * fit.standardError < walkingRate / 2
+    }
+}
