@@ -32,18 +32,30 @@ struct SwayTests {
     }
 }
 
-/// What docs/ranging.md names as the main thing that does not work yet: a
-/// listener standing still with a phone in a swaying hand is not averaged as
-/// well as a 20 s average averages it (the change detector takes the swing
-/// for moves). Marked as a known issue, so this test fails the day it is
-/// fixed and must be turned into a plain check then.
+/// A still listener with a phone in a swaying hand (docs/ranging.md, "A hand
+/// that sways"), on the shared Pi recording with a sway added.
 struct SwayingListenerTests {
-    @Test func aSwayingStillListenerIsAveragedAtLeastAsWellAsByATwentySecondAverage() throws {
+    static func evaluation(_ sway: Sway) throws -> TraceEvaluation {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("Tests/Data/trace-lcn22-office-pi-to-pi4.csv"), encoding: .utf8)
-        let evaluation = TraceEvaluation(trace: Sway(amplitude: 3, period: 8).applied(to: try Trace(csv: text)))
+        return TraceEvaluation(trace: sway.applied(to: try Trace(csv: text)))
+    }
+
+    /// ±4 dB over 15 s: the hand-held model averages through it (0.087 m
+    /// against the 20 s average's 0.134 m; the set-down model alone made 0.385 m).
+    @Test func aSlowWideSwayIsAveragedBetterThanByATwentySecondAverage() throws {
+        let evaluation = try Self.evaluation(Sway(amplitude: 4, period: 15))
         let average = try #require(evaluation.baselines[.runningAverage])
-        withKnownIssue("beacond takes a hand's sway for moves (docs/ranging.md, \"What does not work yet\")") {
+        #expect(evaluation.beacond.medianError < average.medianError)
+    }
+
+    /// ±3 dB over 8 s: much better than before (0.112 m, was 0.249 m), but
+    /// not yet as good as the 20 s average (0.087 m). Marked as a known
+    /// issue, so this test fails the day it is fixed and must become a plain check then.
+    @Test func aSwayingStillListenerIsAveragedAtLeastAsWellAsByATwentySecondAverage() throws {
+        let evaluation = try Self.evaluation(Sway(amplitude: 3, period: 8))
+        let average = try #require(evaluation.baselines[.runningAverage])
+        withKnownIssue("a swing the set-down model re-seeds on 4 dB away is taken for a move (docs/ranging.md, \"A hand that sways\")") {
             #expect(evaluation.beacond.medianError <= average.medianError)
         }
     }
