@@ -51,8 +51,14 @@ struct LevelModel: Sendable {
     /// distance, so a walk's average slope over the line is at least the rate at
     /// its farthest point, not at where the listener is now.
     private var slowestRate = Double.infinity
-    /// When the detector last fired: the listener moved.
-    private(set) var movedAt: Timestamp?
+    /// What one sample told a model.
+    struct Outcome {
+        /// How well the model predicted the sample: the log of its predictive
+        /// density (a wild packet counts as a three-sigma one); `nil` for the first.
+        var fit: Double?
+        /// The detector fired and the level was re-seeded: the listener moved.
+        var moved = false
+    }
 
     init(parameters: RSSIFilter.Parameters, spotFading: RSSIFilter.SpotFading?) {
         self.parameters = parameters
@@ -71,15 +77,12 @@ struct LevelModel: Sendable {
         trend = other.trend
         slowestRate = .infinity
         isStationary = other.isStationary
-        movedAt = other.movedAt
     }
 
     /// Folds the newest sample of `window` in.
     /// - Parameter walkingRate: dB/s by which a slow walk would move this
     ///   beacon's level now (it depends on the distance: see `Ranger.walkingRate`).
-    /// - Returns: how well this model predicted the sample: the log of its
-    ///   predictive density (a wild packet counts as a three-sigma one), `nil` for the first.
-    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Double? {
+    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Outcome {
         defer { lastTime = time }
         let r = parameters.measurementSigma * parameters.measurementSigma
         let fadingPower = (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0)
@@ -88,7 +91,7 @@ struct LevelModel: Sendable {
             variance = r
             resetFading(power: fadingPower)
             restartStillness(at: time)
-            return nil
+            return Outcome()
         }
         let gap = time - lastTime
         if gap > parameters.longestGap { restartStillness(at: time) }
@@ -106,7 +109,7 @@ struct LevelModel: Sendable {
         let predicted = variance + 2 * covariance + fadingVariance + r
         let spread = predicted.squareRoot()
         let standardized = (rssi - estimate - fading) / spread
-        let fit = -0.5 * min(standardized * standardized, 9) - 0.5 * log(predicted)
+        var outcome = Outcome(fit: -0.5 * min(standardized * standardized, 9) - 0.5 * log(predicted))
         let clipped = min(max(standardized, -parameters.huberClip), parameters.huberClip)
         let innovation = clipped * spread
         let levelShare = variance + covariance
@@ -133,7 +136,7 @@ struct LevelModel: Sendable {
             window.forEach(since: reseed.since) { since.append($0, at: $1) }
             trend = since
             slowestRate = .infinity
-            movedAt = time
+            outcome.moved = true
         } else {
             // A wild packet would tilt the line: it counts at most three sigmas from the level.
             let limit = 3 * parameters.measurementSigma
@@ -141,7 +144,7 @@ struct LevelModel: Sendable {
         }
         slowestRate = min(slowestRate, walkingRate)
         isStationary = Self.isFlat(trend, now: time, walkingRate: slowestRate, parameters: parameters)
-        return fit
+        return outcome
     }
 
     /// After a level taken from recent samples: they carried the fading of

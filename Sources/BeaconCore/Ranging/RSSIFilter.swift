@@ -118,10 +118,10 @@ public struct RSSIFilter: Sendable {
         // large as the shift it is built to catch (2k sigmas, 4 dB) is a move
         // for the hand-held model too, which would otherwise take a few of
         // its fading times to believe it.
-        if setDown.movedAt == time, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
+        if set.moved, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
             handHeld.follow(setDown)
         }
-        if let set, let held { handHeldAdvantage += held - set }
+        if let setFit = set.fit, let heldFit = held.fit { handHeldAdvantage += heldFit - setFit }
         listener = handHeldAdvantage > 0 ? .handHeld : .setDown
     }
 
