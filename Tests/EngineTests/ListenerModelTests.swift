@@ -65,17 +65,14 @@ import Testing
 
     /// A sway of ±3 dB over 8 s, which the set-down model alone took for
     /// moves (re-seeding on the swings, still a third of the time): the
-    /// level stays within half a decibel of the truth (median), well inside
-    /// the sway, and the listener is still most of the time. The 20 s mean
-    /// still does somewhat better on some seeds (0.32–0.35 dB against
-    /// 0.46–0.48): a swing the set-down model re-seeds on 4 dB away is taken
-    /// as a move (docs/ranging.md).
+    /// level is no worse than a 20 s mean's (0.10–0.15 dB against
+    /// 0.32–0.35 dB, median, on these seeds), and the listener is still most of the time.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func aSwayingHandIsRecognisedAveragedAndStill(seed: UInt64) {
         let run = Self.stand(sway: 3, seed: seed)
         #expect(Double(run.handHeld) >= 0.9 * Double(run.samples), "hand-held \(run.handHeld) of \(run.samples)")
-        #expect(Double(run.stationary) >= 0.6 * Double(run.samples), "stationary \(run.stationary) of \(run.samples)")
-        #expect(run.filterError <= 0.5, "filter \(run.filterError) dB, 20 s mean \(run.averageError) dB")
+        #expect(Double(run.stationary) >= 0.8 * Double(run.samples), "stationary \(run.stationary) of \(run.samples)")
+        #expect(run.filterError <= run.averageError, "filter \(run.filterError) dB, 20 s mean \(run.averageError) dB")
     }
 
     /// After a minute in a swaying hand at 2 m, the listener steps to 1 m
@@ -101,5 +98,25 @@ import Testing
         }
         let delay = try #require(followed)
         #expect(delay <= .seconds(8))
+    }
+
+    /// After a minute in a swaying hand, an 8 dB swing for 3 s (the phone
+    /// lifted to the face and lowered): the set-down model takes it for a
+    /// move and hands it over, and the hand-over is undone when the level
+    /// comes back: 3 s later the level is within 1 dB of where it was and the
+    /// listener is still, the stillness of the minute before kept.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func aSwingThatComesBackIsNotAMove(seed: UInt64) {
+        var filter = RSSIFilter()
+        var random = SeededRandom(seed: seed)
+        let level = Stationary.ranger.model.rssi(atDistance: 2, measuredPower: Stationary.power)
+        for step in 0..<660 {
+            let swing = (600..<630).contains(step) ? 8.0 : 0
+            Stationary.feed(&filter, rssi: Self.sample(step, level: level + swing, sway: 3, &random), at: S.t0 + Self.interval * step)
+        }
+        #expect(filter.listener == .handHeld)
+        #expect(abs(filter.estimate - level) < 1, "level \(filter.estimate), truth \(level)")
+        #expect(filter.isStationary)
+        #expect(filter.stillSince < S.t0 + .seconds(60))
     }
 }

@@ -17,6 +17,12 @@ import Darwin
 /// first would take for moves. Whichever predicted the recent packets better
 /// (their predictive densities, remembered over `comparisonMemory`) is the
 /// one reported. Both start equal, and the set-down model wins ties.
+///
+/// The set-down model sees moves first: one of at least its detector's design
+/// shift is handed to the hand-held model, provisionally. If within one
+/// fading time the level comes back nearer where it was, it was a swing: the
+/// hand-over is undone and the hand-held model replays the samples it missed
+/// (at most the window's 64), as if it had never followed.
 /// Every constant is physical or textbook; none is fitted to a recording:
 public struct RSSIFilter: Sendable {
     public struct Parameters: Hashable, Sendable {
@@ -95,6 +101,9 @@ public struct RSSIFilter: Sendable {
     /// the set-down one (a log-likelihood ratio with fading memory).
     private var handHeldAdvantage = 0.0
     private var lastTime: Timestamp?
+    /// The hand-held model as it was before a move was handed over, kept for
+    /// one fading time in case the "move" was a swing that comes back.
+    private var beforeHandOver: (model: LevelModel, level: Double, at: Timestamp)?
 
     public init(parameters: Parameters = Parameters()) {
         self.parameters = parameters
@@ -119,7 +128,23 @@ public struct RSSIFilter: Sendable {
         // for the hand-held model too, which would otherwise take a few of
         // its fading times to believe it.
         if set.moved, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
+            beforeHandOver = (handHeld, setDown.estimate, time)
             handHeld.follow(setDown)
+        } else if let before = beforeHandOver {
+            // A swing comes back within about one fading time; a move stays.
+            if time - before.at > parameters.handHeld.correlationTime {
+                beforeHandOver = nil
+            } else if abs(setDown.estimate - before.model.estimate) < abs(setDown.estimate - before.level) {
+                // Undo the hand-over: the model goes on as if it had not
+                // followed, through the samples it missed (at most a window's).
+                var model = before.model
+                let window = window
+                window.forEach(after: before.at) { rssi, at in
+                    _ = model.update(rssi: rssi, at: at, walkingRate: walkingRate, window: window)
+                }
+                handHeld = model
+                beforeHandOver = nil
+            }
         }
         if let setFit = set.fit, let heldFit = held.fit { handHeldAdvantage += heldFit - setFit }
         listener = handHeldAdvantage > 0 ? .handHeld : .setDown

@@ -45,9 +45,18 @@ struct SampleWindow: Sendable {
 
     /// Visits the samples taken at or after `start`, oldest first.
     func forEach(since start: Timestamp, _ body: (Double, Timestamp) -> Void) {
+        forEach(where: { $0 >= start.microsecondsSinceEpoch }, body)
+    }
+
+    /// Visits the samples taken after `time`, oldest first.
+    func forEach(after time: Timestamp, _ body: (Double, Timestamp) -> Void) {
+        forEach(where: { $0 > time.microsecondsSinceEpoch }, body)
+    }
+
+    private func forEach(where isIncluded: (Int64) -> Bool, _ body: (Double, Timestamp) -> Void) {
         for offset in values.indices {
             let index = values.count < Self.capacity ? offset : (next + offset) % Self.capacity
-            if times[index] >= start.microsecondsSinceEpoch {
+            if isIncluded(times[index]) {
                 body(values[index], Timestamp(microsecondsSinceEpoch: times[index]))
             }
         }
