@@ -51,6 +51,7 @@ struct LevelModel: Sendable {
     /// distance, so a walk's average slope over the line is at least the rate at
     /// its farthest point, not at where the listener is now.
     private var slowestRate = Double.infinity
+
     /// What one sample told a model.
     struct Outcome {
         /// How well the model predicted the sample: the log of its predictive
@@ -59,6 +60,9 @@ struct LevelModel: Sendable {
         /// The detector fired and the level was re-seeded: the listener moved.
         var moved = false
     }
+
+    /// The hand's fading's variance, dB² (0 for a device set down).
+    private var fadingPower: Double { (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0) }
 
     init(parameters: RSSIFilter.Parameters, spotFading: RSSIFilter.SpotFading?) {
         self.parameters = parameters
@@ -71,7 +75,7 @@ struct LevelModel: Sendable {
     mutating func follow(_ other: LevelModel) {
         estimate = other.estimate
         variance = other.variance
-        resetFading(power: (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0))
+        resetFading()
         upward = 0
         downward = 0
         trend = other.trend
@@ -85,11 +89,10 @@ struct LevelModel: Sendable {
     mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Outcome {
         defer { lastTime = time }
         let r = parameters.measurementSigma * parameters.measurementSigma
-        let fadingPower = (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0)
         guard let lastTime, estimate.isFinite else {
             estimate = rssi
             variance = r
-            resetFading(power: fadingPower)
+            resetFading()
             restartStillness(at: time)
             return Outcome()
         }
@@ -129,7 +132,7 @@ struct LevelModel: Sendable {
         if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
             estimate = reseed.median
             variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
-            resetFading(power: fadingPower)
+            resetFading()
             upward = 0
             downward = 0
             var since = LevelTrend(start: reseed.since)
@@ -150,7 +153,8 @@ struct LevelModel: Sendable {
     /// After a level taken from recent samples: they carried the fading of
     /// the moment, so the level's error is that fading (of unknown sign) plus
     /// the samples' own noise, and the two are anticorrelated.
-    private mutating func resetFading(power: Double) {
+    private mutating func resetFading() {
+        let power = fadingPower
         fading = 0
         fadingVariance = power
         covariance = -power
