@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Ranging on walks the shared traces do not have: beacond beside the raw-RSSI
+and 20 s-average baselines on synthetic traces and on the office recordings
+with a random hand sway added.
+
+    scripts/ranging-walks.py [--beacond .build/debug/beacond]
+
+Every trace is written to a temporary directory and scored with
+`beacond evaluate --trace FILE --json`; nothing here is fitted, and the seeds
+are fixed, so two runs print the same table. The kinds (docs/ranging.md,
+"Walks the recordings do not have"):
+
+- ramp:    a robot moving the phone from 0.5 m to 5 m and back at 0.05 m/s,
+           10 Hz, 4 dB of packet noise;
+- steps:   the robot stopping every 0.5 m for 30 s (0.5 m/s between);
+- hand1hz: a hand swaying ±3 dB over 8 s, stands of 60 s, 1 Hz;
+- handou:  a random hand sway (Ornstein-Uhlenbeck, 3 dB, 5 s), stands of 40 s, 10 Hz;
+- ou-pi / ou-oneplus: the shared LCN22 office recordings with a random sway
+  (sigma dB, correlation time s) added, the truth unchanged.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import random
+import subprocess
+import tempfile
+
+UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+HEADER = ["time_ms", "uuid", "major", "minor", "rssi", "measured_power", "true_distance_m"]
+POWER = -59.0
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def level(distance):
+    return POWER - 20 * math.log10(distance)
+
+
+def rssi(value):
+    return max(-127, min(-1, round(value)))
+
+
+def write(path, rows):
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(HEADER)
+        for time_ms, value, distance in rows:
+            writer.writerow([time_ms, UUID, 1, 1, rssi(value), int(POWER), f"{distance:.3f}"])
+
+
+def ramp(noise):
+    rows, steps = [], int(4.5 / 0.05 * 10)
+    for i in range(2 * steps):
+        distance = 0.5 + 0.005 * i if i < steps else 5 - 0.005 * (i - steps)
+        rows.append((i * 100, level(distance) + noise(), distance))
+    return rows
+
+
+def steps(noise):
+    rows, time_ms, distance = [], 0, 0.5
+    while distance <= 5.0:
+        for _ in range(300):
+            rows.append((time_ms, level(distance) + noise(), distance))
+            time_ms += 100
+        for i in range(10):
+            moving = distance + 0.05 * (i + 1)
+            rows.append((time_ms, level(moving) + noise(), moving))
+            time_ms += 100
+        distance = round(distance + 0.5, 3)
+    return rows
+
+
+def hand1hz(noise):
+    rows, time_ms = [], 0
+    for distance in [1, 2, 3, 1.5, 0.7]:
+        for _ in range(60):
+            rows.append((time_ms, level(distance) + 3 * math.sin(2 * math.pi * time_ms / 8000) + noise(), distance))
+            time_ms += 1000
+    return rows
+
+
+class OUSway:
+    """A random sway: an Ornstein-Uhlenbeck process of `sigma` dB and correlation time `tau` s."""
+
+    def __init__(self, sigma, tau, generator):
+        self.sigma, self.tau, self.generator = sigma, tau, generator
+        self.value, self.last = 0.0, None
+
+    def at(self, seconds):
+        if self.last is not None:
+            decay = math.exp(-(seconds - self.last) / self.tau)
+            self.value = decay * self.value + self.sigma * math.sqrt(1 - decay * decay) * self.generator.gauss(0, 1)
+        self.last = seconds
+        return self.value
+
+
+def handou(noise, generator):
+    sway, rows, time_ms = OUSway(3, 5, generator), [], 0
+    for distance in [1, 2, 3, 1.5, 0.7, 2.5]:
+        for _ in range(400):
+            rows.append((time_ms, level(distance) + sway.at(time_ms / 1000) + noise(), distance))
+            time_ms += 100
+    return rows
+
+
+def swayed_recording(source, path, sigma, tau, generator):
+    sway = OUSway(sigma, tau, generator)
+    with open(source, newline="") as inp, open(path, "w", newline="") as out:
+        reader = csv.DictReader(inp)
+        writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        for row in reader:
+            row["rssi"] = str(rssi(float(row["rssi"]) + sway.at(int(row["time_ms"]) / 1000)))
+            writer.writerow(row)
+
+
+def score(beacond, path):
+    result = json.loads(subprocess.run([beacond, "evaluate", "--trace", path, "--json"], check=True, capture_output=True, text=True).stdout)
+    figures = [result["beacond"], result["baselines"]["raw"], result["baselines"]["average_20s"]]
+    return [f["median_distance_error_m"] for f in figures], [f["band_accuracy"] for f in figures]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--beacond", default=os.path.join(ROOT, ".build/debug/beacond"))
+    beacond = parser.parse_args().beacond
+    print(f"{'trace':28} {'median error (m): beacond / raw / 20 s':40} bands (%): beacond / raw / 20 s")
+    with tempfile.TemporaryDirectory() as directory:
+        cases = []
+        for seed in (1, 2, 3):
+            for kind in ("ramp", "steps", "hand1hz", "handou"):
+                generator = random.Random(f"{kind}-{seed}")
+                noise = lambda: 4 * generator.gauss(0, 1)
+                rows = handou(noise, generator) if kind == "handou" else globals()[kind](noise)
+                path = os.path.join(directory, f"{kind}-s{seed}.csv")
+                write(path, rows)
+                cases.append(path)
+        for name, short in (("lcn22-office-pi-to-pi4", "pi"), ("lcn22-office-oneplus-to-pi4", "oneplus")):
+            for sigma, tau in ((3, 2), (3, 5), (4, 10)):
+                for seed in (1, 2):
+                    path = os.path.join(directory, f"ou-{short}-{sigma}dB-{tau}s-s{seed}.csv")
+                    source = os.path.join(ROOT, "Tests/Data", f"trace-{name}.csv")
+                    swayed_recording(source, path, sigma, tau, random.Random(f"{short}-{sigma}-{tau}-{seed}"))
+                    cases.append(path)
+        for path in sorted(cases):
+            errors, bands = score(beacond, path)
+            print(f"{os.path.basename(path)[:-4]:28} {' / '.join(f'{e:.3f}' for e in errors):40} {' / '.join(f'{100 * b:.1f}' for b in bands)}")
+
+
+if __name__ == "__main__":
+    main()
