@@ -52,15 +52,6 @@ struct LevelModel: Sendable {
     /// its farthest point, not at where the listener is now.
     private var slowestRate = Double.infinity
 
-    /// What one sample told a model.
-    struct Outcome {
-        /// How well the model predicted the sample: the log of its predictive
-        /// density (a wild packet counts as a three-sigma one); `nil` for the first.
-        var fit: Double?
-        /// The detector fired and the level was re-seeded: the listener moved.
-        var moved = false
-    }
-
     /// The hand's fading's variance, dB² (0 for a device set down).
     private var fadingPower: Double { (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0) }
 
@@ -83,10 +74,27 @@ struct LevelModel: Sendable {
         isStationary = other.isStationary
     }
 
+    /// What this model expects a packet `horizon` seconds from now to read
+    /// (mean and variance, dB), `nil` before the first sample.
+    func forecast(_ horizon: Double, walkingRate: Double) -> (mean: Double, variance: Double)? {
+        guard estimate.isFinite else { return nil }
+        let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
+        var mean = estimate
+        var spread = variance + drift * horizon + parameters.measurementSigma * parameters.measurementSigma
+        if let spotFading {
+            let decay = exp(-horizon / spotFading.correlationTime.seconds)
+            mean += decay * fading
+            spread += 2 * decay * covariance + decay * decay * fadingVariance + fadingPower * (1 - decay * decay)
+        }
+        return (mean, spread)
+    }
+
     /// Folds the newest sample of `window` in.
     /// - Parameter walkingRate: dB/s by which a slow walk would move this
     ///   beacon's level now (it depends on the distance: see `Ranger.walkingRate`).
-    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Outcome {
+    /// - Returns: whether the detector fired and the level was re-seeded: the listener moved.
+    @discardableResult
+    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Bool {
         defer { lastTime = time }
         let r = parameters.measurementSigma * parameters.measurementSigma
         guard let lastTime, estimate.isFinite else {
@@ -94,7 +102,7 @@ struct LevelModel: Sendable {
             variance = r
             resetFading()
             restartStillness(at: time)
-            return Outcome()
+            return false
         }
         let gap = time - lastTime
         if gap > parameters.longestGap { restartStillness(at: time) }
@@ -112,7 +120,6 @@ struct LevelModel: Sendable {
         let predicted = variance + 2 * covariance + fadingVariance + r
         let spread = predicted.squareRoot()
         let standardized = (rssi - estimate - fading) / spread
-        var outcome = Outcome(fit: -0.5 * min(standardized * standardized, 9) - 0.5 * log(predicted))
         let clipped = min(max(standardized, -parameters.huberClip), parameters.huberClip)
         let innovation = clipped * spread
         let levelShare = variance + covariance
@@ -129,6 +136,7 @@ struct LevelModel: Sendable {
         upward = max(0, upward + clipped - parameters.cusumAllowance)
         downward = max(0, downward - clipped - parameters.cusumAllowance)
         let start = upward > parameters.cusumThreshold ? upwardStart : downward > parameters.cusumThreshold ? downwardStart : nil
+        var moved = false
         if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
             estimate = reseed.median
             variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
@@ -139,7 +147,7 @@ struct LevelModel: Sendable {
             window.forEach(since: reseed.since) { since.append($0, at: $1) }
             trend = since
             slowestRate = .infinity
-            outcome.moved = true
+            moved = true
         } else {
             // A wild packet would tilt the line: it counts at most three sigmas from the level.
             let limit = 3 * parameters.measurementSigma
@@ -147,7 +155,7 @@ struct LevelModel: Sendable {
         }
         slowestRate = min(slowestRate, walkingRate)
         isStationary = Self.isFlat(trend, now: time, walkingRate: slowestRate, parameters: parameters)
-        return outcome
+        return moved
     }
 
     /// After a level taken from recent samples: they carried the fading of

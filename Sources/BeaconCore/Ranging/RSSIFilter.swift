@@ -14,9 +14,15 @@ import Darwin
 /// set down, whose spot's fading is frozen into the level, and a device in
 /// a hand, whose fading changes as the hand sways and comes back. The first
 /// catches small moves fast; the second averages through the sway that the
-/// first would take for moves. Whichever predicted the recent packets better
-/// (their predictive densities, remembered over `comparisonMemory`) is the
-/// one reported. Both start equal, and the set-down model wins ties.
+/// first would take for moves. Whichever foresaw the recent packets better
+/// a fading time ahead is the one reported: each model forecasts, once a
+/// second, the packets due one correlation time of the hand's fading later,
+/// and the log densities of those packets under the two forecasts are
+/// compared, remembered over `comparisonMemory`. One packet ahead the
+/// hand-held model always looks good, because its fading follows whatever
+/// happens; a fading time ahead, a swing has come back and a move (even a
+/// slow one, a robot's ramp) has not, which is what tells them apart. Both
+/// start equal, and the set-down model wins ties.
 ///
 /// The set-down model sees moves first: one of at least its detector's design
 /// shift is handed to the hand-held model, provisionally. If within one
@@ -60,8 +66,8 @@ public struct RSSIFilter: Sendable {
 
         /// The hand-held model's fading (`LevelModel`).
         public var handHeld = SpotFading()
-        /// How long the comparison of the two models remembers (its time
-        /// constant): a dozen of the hand's fading times, so a few swings
+        /// How long the comparison of the two models' forecasts remembers (its
+        /// time constant): a dozen of the hand's fading times, so a few swings
         /// decide nothing, and short enough to notice within a minute or two
         /// that a phone was picked up or set down.
         public var comparisonMemory: Duration = .seconds(60)
@@ -101,6 +107,15 @@ public struct RSSIFilter: Sendable {
     /// the set-down one (a log-likelihood ratio with fading memory).
     private var handHeldAdvantage = 0.0
     private var lastTime: Timestamp?
+    /// Both models' forecasts of the packets due a fading time after they
+    /// were made, one a second (`forecastSpacing`): at most seven.
+    private var forecasts: [Forecast]
+    private static let forecastSpacing: Duration = .seconds(1)
+    private struct Forecast {
+        var due: Timestamp
+        var setDown: (mean: Double, variance: Double)
+        var handHeld: (mean: Double, variance: Double)
+    }
     /// The hand-held model as it was before a move was handed over, kept for
     /// one fading time in case the "move" was a swing that comes back.
     private var beforeHandOver: (model: LevelModel, level: Double, at: Timestamp)?
@@ -109,6 +124,8 @@ public struct RSSIFilter: Sendable {
         self.parameters = parameters
         setDown = LevelModel(parameters: parameters, spotFading: nil)
         handHeld = LevelModel(parameters: parameters, spotFading: parameters.handHeld)
+        forecasts = []
+        forecasts.reserveCapacity(8)
     }
 
     /// Folds one sample in.
@@ -121,13 +138,13 @@ public struct RSSIFilter: Sendable {
             handHeldAdvantage *= exp(-max(0, time.seconds(since: lastTime)) / parameters.comparisonMemory.seconds)
         }
         lastTime = time
-        let set = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
-        let held = handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
+        let moved = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
+        handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
         // The set-down model's detector sees moves first; one at least as
         // large as the shift it is built to catch (2k sigmas, 4 dB) is a move
         // for the hand-held model too, which would otherwise take a few of
         // its fading times to believe it.
-        if set.moved, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
+        if moved, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
             beforeHandOver = (handHeld, setDown.estimate, time)
             handHeld.follow(setDown)
         } else if let before = beforeHandOver {
@@ -140,14 +157,32 @@ public struct RSSIFilter: Sendable {
                 var model = before.model
                 let window = window
                 window.forEach(after: before.at) { rssi, at in
-                    _ = model.update(rssi: rssi, at: at, walkingRate: walkingRate, window: window)
+                    model.update(rssi: rssi, at: at, walkingRate: walkingRate, window: window)
                 }
                 handHeld = model
                 beforeHandOver = nil
             }
         }
-        if let setFit = set.fit, let heldFit = held.fit { handHeldAdvantage += heldFit - setFit }
+        // Score the forecasts now due, and make the next one a second after the last.
+        let horizon = parameters.handHeld.correlationTime
+        forecasts.removeAll { $0.due < time - Self.forecastSpacing }
+        if let due = forecasts.last(where: { $0.due <= time }) {
+            handHeldAdvantage += Self.fit(rssi, due.handHeld) - Self.fit(rssi, due.setDown)
+        }
+        if forecasts.last.map({ time - ($0.due - horizon) >= Self.forecastSpacing }) ?? true,
+            let setForecast = setDown.forecast(horizon.seconds, walkingRate: walkingRate),
+            let heldForecast = handHeld.forecast(horizon.seconds, walkingRate: walkingRate)
+        {
+            forecasts.append(Forecast(due: time + horizon, setDown: setForecast, handHeld: heldForecast))
+        }
         listener = handHeldAdvantage > 0 ? .handHeld : .setDown
+    }
+
+    /// How well a forecast foresaw a packet: the log of its density there (a
+    /// wild packet counts as a three-sigma one).
+    private static func fit(_ rssi: Double, _ forecast: (mean: Double, variance: Double)) -> Double {
+        let departure = (rssi - forecast.mean) * (rssi - forecast.mean) / forecast.variance
+        return -0.5 * min(departure, 9) - 0.5 * log(forecast.variance)
     }
 
     private var reported: LevelModel { listener == .handHeld ? handHeld : setDown }
