@@ -76,7 +76,7 @@ struct LevelModel: Sendable {
 
     /// What this model expects a packet `horizon` seconds from now to read
     /// (mean and variance, dB), `nil` before the first sample.
-    func forecast(_ horizon: Double, walkingRate: Double) -> (mean: Double, variance: Double)? {
+    func forecast(_ horizon: Double, walkingRate: Double) -> ModelComparison.Prediction? {
         guard estimate.isFinite else { return nil }
         let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
         var mean = estimate
@@ -86,7 +86,7 @@ struct LevelModel: Sendable {
             mean += decay * fading
             spread += 2 * decay * covariance + decay * decay * fadingVariance + fadingPower * (1 - decay * decay)
         }
-        return (mean, spread)
+        return ModelComparison.Prediction(mean: mean, variance: spread)
     }
 
     /// Folds the newest sample of `window` in.

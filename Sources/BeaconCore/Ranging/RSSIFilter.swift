@@ -103,19 +103,7 @@ public struct RSSIFilter: Sendable {
     private var window = SampleWindow()
     private var setDown: LevelModel
     private var handHeld: LevelModel
-    /// How much better the hand-held model predicted the recent packets than
-    /// the set-down one (a log-likelihood ratio with fading memory).
-    private var handHeldAdvantage = 0.0
-    private var lastTime: Timestamp?
-    /// Both models' forecasts of the packets due a fading time after they
-    /// were made, one a second (`forecastSpacing`): at most seven.
-    private var forecasts: [Forecast]
-    private static let forecastSpacing: Duration = .seconds(1)
-    private struct Forecast {
-        var due: Timestamp
-        var setDown: (mean: Double, variance: Double)
-        var handHeld: (mean: Double, variance: Double)
-    }
+    private var comparison = ModelComparison()
     /// The hand-held model as it was before a move was handed over, kept for
     /// one fading time in case the "move" was a swing that comes back.
     private var beforeHandOver: (model: LevelModel, level: Double, at: Timestamp)?
@@ -124,8 +112,6 @@ public struct RSSIFilter: Sendable {
         self.parameters = parameters
         setDown = LevelModel(parameters: parameters, spotFading: nil)
         handHeld = LevelModel(parameters: parameters, spotFading: parameters.handHeld)
-        forecasts = []
-        forecasts.reserveCapacity(8)
     }
 
     /// Folds one sample in.
@@ -134,10 +120,6 @@ public struct RSSIFilter: Sendable {
     public mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double) {
         window.append(rssi, at: time)
         samples += 1
-        if let lastTime {
-            handHeldAdvantage *= exp(-max(0, time.seconds(since: lastTime)) / parameters.comparisonMemory.seconds)
-        }
-        lastTime = time
         let moved = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
         handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
         // The set-down model's detector sees moves first; one at least as
@@ -163,26 +145,16 @@ public struct RSSIFilter: Sendable {
                 beforeHandOver = nil
             }
         }
-        // Score the forecasts now due, and make the next one a second after the last.
+        comparison.score(rssi, at: time)
         let horizon = parameters.handHeld.correlationTime
-        forecasts.removeAll { $0.due < time - Self.forecastSpacing }
-        if let due = forecasts.last(where: { $0.due <= time }) {
-            handHeldAdvantage += Self.fit(rssi, due.handHeld) - Self.fit(rssi, due.setDown)
-        }
-        if forecasts.last.map({ time - ($0.due - horizon) >= Self.forecastSpacing }) ?? true,
+        if comparison.wantsForecast(at: time),
             let setForecast = setDown.forecast(horizon.seconds, walkingRate: walkingRate),
             let heldForecast = handHeld.forecast(horizon.seconds, walkingRate: walkingRate)
         {
-            forecasts.append(Forecast(due: time + horizon, setDown: setForecast, handHeld: heldForecast))
+            comparison.add(
+                due: time + horizon, setDown: setForecast, handHeld: heldForecast, at: time, memory: parameters.comparisonMemory)
         }
-        listener = handHeldAdvantage > 0 ? .handHeld : .setDown
-    }
-
-    /// How well a forecast foresaw a packet: the log of its density there (a
-    /// wild packet counts as a three-sigma one).
-    private static func fit(_ rssi: Double, _ forecast: (mean: Double, variance: Double)) -> Double {
-        let departure = (rssi - forecast.mean) * (rssi - forecast.mean) / forecast.variance
-        return -0.5 * min(departure, 9) - 0.5 * log(forecast.variance)
+        listener = comparison.favoursHandHeld ? .handHeld : .setDown
     }
 
     private var reported: LevelModel { listener == .handHeld ? handHeld : setDown }
