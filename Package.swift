@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// beacond: iBeacon scanning, region monitoring and ranging for Linux.

@@ -37,6 +37,6 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if ! command -v swift >/dev/null; then
-    echo "swift is not on PATH: install Swift 6.1 or later (https://www.swift.org/install/linux/) and retry" >&2
+    echo "swift is not on PATH: install Swift 6.2 or later (https://www.swift.org/install/linux/) and retry" >&2
     exit 1
 fi

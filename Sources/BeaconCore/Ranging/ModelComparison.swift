@@ -11,7 +11,8 @@ import Darwin
 /// horizon later, and each packet is scored against the newest forecast due
 /// by then. The scores (log-likelihood ratios) are remembered over a time
 /// constant. Fixed storage: the forecasts in flight sit in a ring of eight,
-/// so a beacon costs no allocation however long it is tracked.
+/// so a beacon costs no allocation however long it is tracked (`InlineArray`
+/// is why the package needs Swift 6.2).
 struct ModelComparison: Sendable {
     /// What one model expects a packet to read.
     struct Prediction: Sendable {
