@@ -10,6 +10,8 @@ public struct BandScore: Sendable, Equatable {
     public var covered = 0
     /// Estimates made while the beacon said the listener was stationary.
     public var stationary = 0
+    /// Estimates made while the hand-held listener model was reported.
+    public var handHeld = 0
     private var errors: [Double] = []
     /// |error| / distance of every estimate, and accuracy / distance of those with an accuracy.
     private var relativeErrors: [Double] = []
@@ -30,7 +32,7 @@ public struct BandScore: Sendable, Equatable {
     /// is `nil` for a ranger that claims none.
     public mutating func record(
         _ identity: BeaconIdentity, band: Proximity, distance: Double?, accuracy: Double?, isStationary: Bool,
-        trueDistance: Double, bands: ProximityBands
+        isHandHeld: Bool = false, trueDistance: Double, bands: ProximityBands
     ) {
         samples += 1
         if band == bands.band(for: trueDistance) { correctBands += 1 }
@@ -49,6 +51,7 @@ public struct BandScore: Sendable, Equatable {
             }
         }
         if isStationary { stationary += 1 }
+        if isHandHeld { handHeld += 1 }
         if let previous = lastBand[identity], previous != band { switches += 1 }
         lastBand[identity] = band
     }
@@ -70,6 +73,9 @@ public struct BandScore: Sendable, Equatable {
     }
 
     public var stationaryShare: Double { samples == 0 ? 0 : Double(stationary) / Double(samples) }
+
+    /// Share of estimates the hand-held listener model made (`RSSIFilter.Listener`).
+    public var handHeldShare: Double { samples == 0 ? 0 : Double(handHeld) / Double(samples) }
 
     public var medianError: Double { Self.quantile(errors, 0.5) ?? .nan }
 

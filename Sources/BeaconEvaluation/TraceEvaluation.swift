@@ -52,7 +52,8 @@ public struct TraceEvaluation: Sendable {
                     listenerStationary: nearest?.isStationary ?? false))
             beacond.record(
                 row.identity, band: known?.proximity ?? .unknown, distance: known?.distance, accuracy: known?.accuracy,
-                isStationary: known?.isStationary ?? false, trueDistance: row.trueDistance, bands: bands)
+                isStationary: known?.isStationary ?? false, isHandHeld: known?.listener == .handHeld,
+                trueDistance: row.trueDistance, bands: bands)
             venues.record(
                 row.identity, trueDistance: row.trueDistance,
                 venue: configuration.venues.first { $0.constraint.matches(row.identity) }!.id, answer: nearest?.venueID)

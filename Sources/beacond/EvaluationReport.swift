@@ -37,6 +37,7 @@ enum EvaluationReport {
         rows.append(["accuracy / distance, median"] + methods.map { ratio($0.1.medianRelativeAccuracy) })
         rows.append(["  needed to cover 68% of this file"] + methods.map { ratio($0.1.relativeErrorAtOneSigma) })
         rows.append(["stationary (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.stationaryShare) : "-" })
+        rows.append(["hand-held model (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.handHeldShare) : "-" })
         rows.append(["nearest venue right"] + methods.map { $0.0 == "beacond" ? venueShare(e.venues) : "-" })
         return "trace \(file): \(e.rows) rows\n" + render(rows)
     }
@@ -88,6 +89,7 @@ enum EvaluationReport {
         for kind in BaselineKinds.all { baselines[kind.key] = .object(score(e.baselines[kind.kind] ?? BandScore())) }
         var beacond = score(e.beacond)
         beacond["stationary_share"] = JSONValue(e.beacond.stationaryShare)
+        beacond["hand_held_share"] = JSONValue(e.beacond.handHeldShare)
         beacond["nearest_venue_accuracy"] = JSONValue(e.venues.accuracy)
         beacond["nearest_venue_rows_scored"] = .int(e.venues.scoredRows)
         let document: JSONValue = [

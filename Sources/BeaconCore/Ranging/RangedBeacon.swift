@@ -17,6 +17,8 @@ public struct RangedBeacon: Sendable, Equatable {
     /// The signal says the listener has not moved relative to this beacon (its
     /// level is flat enough to rule out a slow walk), like Core Location's `isStationary`.
     public var isStationary: Bool
+    /// How the listener holds the device, as far as this beacon's packets tell: the model ranging reported (`RSSIFilter`).
+    public var listener: RSSIFilter.Listener = .setDown
     public var lastSeen: Timestamp
     public var address: BluetoothAddress
     /// The venue this beacon marks, if any.

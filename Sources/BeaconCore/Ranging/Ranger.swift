@@ -71,7 +71,7 @@ public struct Ranger: Hashable, Sendable {
             filteredRSSI: estimate.isFinite ? estimate : Double(track.lastRSSI ?? 0),
             measuredPower: track.measuredPower, distance: track.distance?.median ?? -1,
             accuracy: track.distance.map { solvingAccuracy ? $0.accuracy : .nan } ?? -1,
-            proximity: track.proximity, isStationary: track.wasFresh && track.filter.isStationary,
+            proximity: track.proximity, isStationary: track.wasFresh && track.filter.isStationary, listener: track.filter.listener,
             lastSeen: track.lastSeen, address: track.address, venueID: venueID)
     }
 }
