@@ -21,8 +21,8 @@ struct EvaluateCommand: ParsableCommand {
             --trace FILE runs the ranger over a recording at known distances (time_ms,uuid,major,minor,rssi,\
             measured_power,true_distance_m) and reports band accuracy, median distance error, band switches, the share \
             of rows whose truth lies within the reported accuracy (coverage; about 68% when honest), the share called \
-            stationary, the share ranged by the hand-held listener model, and, with several beacons, how often the nearest venue was the truly nearest one (each beacon \
-            is a venue of its own unless --config maps it).
+            stationary, the share ranged by the hand-held listener model, and, with several beacons, how often the \
+            nearest venue was the truly nearest one (each beacon is a venue of its own unless --config maps it).
             --sway DB:SECONDS adds a slow sinusoidal sway to the trace's RSSI (a hand-held phone) to show how well a still \
             listener is averaged through it.
             Both print beacond beside a raw-RSSI baseline and a 20 s running-average baseline.

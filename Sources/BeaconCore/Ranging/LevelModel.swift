@@ -78,13 +78,11 @@ struct LevelModel: Sendable {
     /// (mean and variance, dB), `nil` before the first sample.
     func forecast(_ horizon: Double, walkingRate: Double) -> ModelComparison.Prediction? {
         guard estimate.isFinite else { return nil }
-        let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
         var mean = estimate
-        var spread = variance + drift * horizon + parameters.measurementSigma * parameters.measurementSigma
-        if let spotFading {
-            let decay = exp(-horizon / spotFading.correlationTime.seconds)
-            mean += decay * fading
-            spread += 2 * decay * covariance + decay * decay * fadingVariance + fadingPower * (1 - decay * decay)
+        var spread = variance + drift(walkingRate: walkingRate) * horizon + parameters.measurementSigma * parameters.measurementSigma
+        if let ahead = fadingAhead(horizon) {
+            mean += ahead.decay * fading
+            spread += 2 * ahead.decay * covariance + ahead.variance
         }
         return ModelComparison.Prediction(mean: mean, variance: spread)
     }
@@ -109,13 +107,11 @@ struct LevelModel: Sendable {
         // Predict: while moving the level may change as fast as a walk moves it;
         // the hand's fading decays towards zero and is renewed.
         let elapsed = max(0, time.seconds(since: lastTime))
-        let drift = isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
-        variance += drift * elapsed
-        if let spotFading {
-            let decay = exp(-elapsed / spotFading.correlationTime.seconds)
-            fading *= decay
-            covariance *= decay
-            fadingVariance = decay * decay * fadingVariance + fadingPower * (1 - decay * decay)
+        variance += drift(walkingRate: walkingRate) * elapsed
+        if let ahead = fadingAhead(elapsed) {
+            fading *= ahead.decay
+            covariance *= ahead.decay
+            fadingVariance = ahead.variance
         }
         let predicted = variance + 2 * covariance + fadingVariance + r
         let spread = predicted.squareRoot()
@@ -156,6 +152,20 @@ struct LevelModel: Sendable {
         slowestRate = min(slowestRate, walkingRate)
         isStationary = Self.isFlat(trend, now: time, walkingRate: slowestRate, parameters: parameters)
         return moved
+    }
+
+    /// dB² per second the level may drift: slowly while still, as fast as a slow walk otherwise.
+    private func drift(walkingRate: Double) -> Double {
+        isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
+    }
+
+    /// How the hand's fading stands `seconds` from now: the factor its value
+    /// and covariance decay by, and its variance, renewed towards the
+    /// fading's own (`nil` for a device set down).
+    private func fadingAhead(_ seconds: Double) -> (decay: Double, variance: Double)? {
+        guard let spotFading else { return nil }
+        let decay = exp(-seconds / spotFading.correlationTime.seconds)
+        return (decay, decay * decay * fadingVariance + fadingPower * (1 - decay * decay))
     }
 
     /// After a level taken from recent samples: they carried the fading of

@@ -39,7 +39,7 @@ struct ModelComparison: Sendable {
         var handHeld: Prediction
     }
 
-    static let spacing: Duration = .seconds(1)
+    private static let spacing: Duration = .seconds(1)
     private static let capacity = 8
     private var ring = InlineArray<8, Forecast>(
         repeating: Forecast(
