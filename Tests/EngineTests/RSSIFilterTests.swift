@@ -1,5 +1,6 @@
 import BeaconCore
 import BeaconSimulation
+import Foundation
 import Testing
 
 /// SPEC section 5: the filtered RSSI rejects outliers and converges within a few seconds.
@@ -92,5 +93,72 @@ import Testing
         filter.update(rssi: -70 + outlier, at: F.t0 + .seconds(60), walkingRate: F.walkingRate)
         #expect(abs(filter.estimate - before) < 1)
         #expect(filter.isStationary)
+    }
+}
+
+/// The small-move detector (`RSSIFilter.Parameters.smallMoveDetector`): a
+/// CUSUM built for 2 dB, beside the one built for 4 dB.
+@Suite struct SmallMoveDetectorTests {
+    typealias F = RSSIFilterTests
+
+    /// A filter with only one of the two detectors.
+    static func filter(smallMovesOnly: Bool? = nil) -> RSSIFilter {
+        var parameters = RSSIFilter.Parameters()
+        switch smallMovesOnly {
+        case true?: parameters.moveDetector.threshold = .infinity
+        case false?: parameters.smallMoveDetector.threshold = .infinity
+        case nil: break
+        }
+        return RSSIFilter(parameters: parameters)
+    }
+
+    /// Its threshold is chosen so that on the filter's own noise (4 dB per
+    /// packet, Gaussian) it false-alarms no more often than the move detector:
+    /// on eight hours at 10 Hz, 28 times against 40.
+    @Test func onNoiseAloneItFalseAlarmsNoMoreOftenThanTheMoveDetector() {
+        func falseAlarms(smallMovesOnly: Bool) -> Int {
+            var filter = Self.filter(smallMovesOnly: smallMovesOnly)
+            var random = SeededRandom(seed: 3)
+            var alarms = 0
+            var since: Timestamp?
+            for index in 0..<(8 * 36_000) {
+                filter.update(rssi: -70 + 4 * random.gaussian(), at: F.t0 + F.packetInterval * index, walkingRate: F.walkingRate)
+                // With no gap in the packets, stillness starts over only when a detector fires.
+                if let since, filter.stillSince != since { alarms += 1 }
+                since = filter.stillSince
+            }
+            return alarms
+        }
+        let moves = falseAlarms(smallMovesOnly: false)
+        let smallMoves = falseAlarms(smallMovesOnly: true)
+        #expect(moves > 0)
+        #expect(smallMoves <= moves)
+    }
+
+    /// A robot carrying the phone from 1 m to 4 m at 0.05 m/s (0.4–0.1 dB/s,
+    /// under 4 dB per packet): neither detector's design shift, but the small
+    /// one keeps re-seeding behind it. Median level error after the first 10 s:
+    /// 0.8–1.6 dB (under the 2 dB it is built for), against 1.6–2.5 dB with
+    /// the move detector alone (1.61 against 1.62 dB on seed 4).
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func aRobotsSlowRampIsTrackedCloser(seed: UInt64) {
+        let model = PathLossModel(exponent: 2)
+        func medianError(_ filter: RSSIFilter) -> Double {
+            var filter = filter
+            var random = SeededRandom(seed: seed)
+            var errors: [Double] = []
+            for index in 0..<600 {
+                let distance = 1 + 0.005 * Double(index)
+                let level = -59 - 10 * model.exponent * log10(distance)
+                filter.update(
+                    rssi: level + 4 * random.gaussian(), at: F.t0 + F.packetInterval * index,
+                    walkingRate: model.levelRate(distance: distance, speed: Ranger.slowWalk))
+                if index >= 100 { errors.append(abs(filter.estimate - level)) }
+            }
+            return errors.sorted()[errors.count / 2]
+        }
+        let both = medianError(Self.filter())
+        #expect(both < RSSIFilter.Parameters().smallMoveDetector.shift * RSSIFilter.Parameters().measurementSigma)
+        #expect(both < medianError(Self.filter(smallMovesOnly: false)))
     }
 }

@@ -10,10 +10,11 @@ import Darwin
 /// level) plus, when the listener holds the device, the spot fading the
 /// hand moves it through (`RSSIFilter.SpotFading`), plus per-packet noise.
 ///
-/// A Kalman filter in dB with a Huber-clipped update, and a two-sided CUSUM
-/// change detector on the same standardized innovations. When the detector
-/// fires (someone walked up to the counter), the level is re-seeded from the
-/// median of the samples since the change began.
+/// A Kalman filter in dB with a Huber-clipped update, and two CUSUM change
+/// detectors on the same standardized innovations, one for moves and one for
+/// small moves (`ChangeDetector`). When either fires (someone walked up to
+/// the counter, or stepped along it), the level is re-seeded from the median
+/// of the samples since the change began.
 ///
 /// How fast the level may drift depends on whether the listener is still.
 /// Since the last change the model fits a line through the samples
@@ -42,10 +43,8 @@ struct LevelModel: Sendable {
     private var fadingVariance = 0.0
     private var covariance = 0.0
     private var lastTime: Timestamp?
-    private var upward = 0.0
-    private var downward = 0.0
-    private var upwardStart: Timestamp?
-    private var downwardStart: Timestamp?
+    private var moves: ChangeDetector
+    private var smallMoves: ChangeDetector
     private(set) var trend = LevelTrend(start: Timestamp(microsecondsSinceEpoch: 0))
     /// The slowest walking rate since `trend.start`: the level is logarithmic in
     /// distance, so a walk's average slope over the line is at least the rate at
@@ -59,6 +58,8 @@ struct LevelModel: Sendable {
         self.parameters = parameters
         self.spotFading = spotFading
         variance = parameters.measurementSigma * parameters.measurementSigma
+        moves = ChangeDetector(design: parameters.moveDetector)
+        smallMoves = ChangeDetector(design: parameters.smallMoveDetector)
     }
 
     /// Takes the level `other` re-seeded after its detector fired: a move
@@ -67,8 +68,8 @@ struct LevelModel: Sendable {
         estimate = other.estimate
         variance = other.variance
         resetFading()
-        upward = 0
-        downward = 0
+        moves.reset()
+        smallMoves.reset()
         trend = other.trend
         slowestRate = .infinity
         isStationary = other.isStationary
@@ -126,19 +127,17 @@ struct LevelModel: Sendable {
         covariance -= levelShare * fadingShare / predicted
         fadingVariance -= fadingShare * fadingShare / predicted
 
-        // The start of each side's current run estimates where a change began.
-        if upward == 0 { upwardStart = time }
-        if downward == 0 { downwardStart = time }
-        upward = max(0, upward + clipped - parameters.cusumAllowance)
-        downward = max(0, downward - clipped - parameters.cusumAllowance)
-        let start = upward > parameters.cusumThreshold ? upwardStart : downward > parameters.cusumThreshold ? downwardStart : nil
+        // Both detectors see every innovation; a move found by either re-seeds.
+        let moveStart = moves.add(clipped, at: time)
+        let smallMoveStart = smallMoves.add(clipped, at: time)
+        let start = moveStart ?? smallMoveStart
         var moved = false
         if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
             estimate = reseed.median
             variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
             resetFading()
-            upward = 0
-            downward = 0
+            moves.reset()
+            smallMoves.reset()
             var since = LevelTrend(start: reseed.since)
             window.forEach(since: reseed.since) { since.append($0, at: $1) }
             trend = since
