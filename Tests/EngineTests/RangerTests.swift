@@ -87,7 +87,8 @@ import Testing
                 rssi: Double(rssi), at: time, walkingRate: ranger.model.levelRate(distance: distance, speed: Ranger.slowWalk))
         }
         let ranged = try #require(engine.rangedBeacon(beacon))
-        let expected = ranger.distribution(filter, measuredPower: -59)
+        let expected = ranger.distribution(
+            level: filter.estimate, variance: filter.variance, packetSpread: filter.packetSpread, measuredPower: -59)
         #expect(abs(ranged.distance - expected.median) < 1e-9 * expected.median)
         #expect(abs(ranged.accuracy - expected.accuracy) < 1e-9 * expected.accuracy)
         #expect(abs(expected.median - Self.modelDistance(rssi: filter.estimate, power: -59, exponent: 2)) < 1e-9)

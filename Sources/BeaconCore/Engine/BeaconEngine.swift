@@ -354,16 +354,20 @@ public struct BeaconEngine: Sendable {
     private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
         closest.removeAll(keepingCapacity: true)
         closest.append(contentsOf: repeatElement(nil, count: configuration.venues.count))
-        for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
-            guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance?.median else { continue }
-            let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
-            if let limit, distance > limit { continue }
-            if let existing = closest[venueIndex],
-                (tracks[existing].distance!.median, tracks[existing].identity) <= (distance, tracks[index].identity)
-            {
-                continue
+        // Read in place: through the array's subscript this loop copied every
+        // track (2 kB) at every tick.
+        tracks.withUnsafeBufferPointer { tracks in
+            for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
+                guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance?.median else { continue }
+                let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
+                if let limit, distance > limit { continue }
+                if let existing = closest[venueIndex],
+                    (tracks[existing].distance!.median, tracks[existing].identity) <= (distance, tracks[index].identity)
+                {
+                    continue
+                }
+                closest[venueIndex] = index
             }
-            closest[venueIndex] = index
         }
         candidates.removeAll(keepingCapacity: true)
         for case let (venueIndex, index?) in closest.enumerated() {

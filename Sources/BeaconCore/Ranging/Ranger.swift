@@ -37,12 +37,13 @@ public struct Ranger: Hashable, Sendable {
         return model.levelRate(distance: distance, speed: Self.slowWalk)
     }
 
-    /// The distance distribution of a filtered level.
-    public func distribution(_ filter: RSSIFilter, measuredPower: Double) -> DistanceDistribution {
-        let median = model.distance(rssi: filter.estimate, measuredPower: measuredPower)
+    /// The distance distribution of a filtered level (`RSSIFilter`'s
+    /// `estimate`, `variance` and `packetSpread`; passed one by one, since
+    /// passing a track's filter whole copied it at every sighting).
+    public func distribution(level: Double, variance: Double, packetSpread: Double?, measuredPower: Double) -> DistanceDistribution {
+        let median = model.distance(rssi: level, measuredPower: measuredPower)
         let sigma = uncertainty.logSigma(
-            logDistance: log(median), filterVariance: filter.variance, packetSpread: filter.packetSpread,
-            exponent: model.exponent)
+            logDistance: log(median), filterVariance: variance, packetSpread: packetSpread, exponent: model.exponent)
         return DistanceDistribution(median: median, logSigma: sigma)
     }
 
@@ -52,7 +53,9 @@ public struct Ranger: Hashable, Sendable {
         let fresh = now - track.lastSeen <= track.staleAfter(minimum: staleAfter)
         track.wasFresh = fresh
         if track.filter.samples >= minimumSamples, track.filter.estimate.isFinite, fresh {
-            let estimate = distribution(track.filter, measuredPower: Double(track.measuredPower))
+            let estimate = distribution(
+                level: track.filter.estimate, variance: track.filter.variance, packetSpread: track.filter.packetSpread,
+                measuredPower: Double(track.measuredPower))
             track.distance = estimate
             track.proximity = classifier.band(estimate, previous: track.proximity)
         } else {
