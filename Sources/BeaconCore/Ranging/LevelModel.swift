@@ -30,7 +30,6 @@ import Darwin
 /// that a small real move looks like sway until it has lasted a few of the
 /// fading's correlation times.
 struct LevelModel: Sendable {
-    let parameters: RSSIFilter.Parameters
     /// The hand's fading this model explains, or `nil` for a device set down (the spot's fading is frozen into the level).
     let spotFading: RSSIFilter.SpotFading?
     /// The filtered level, dBm (`nan` before the first sample).
@@ -54,8 +53,9 @@ struct LevelModel: Sendable {
     /// The hand's fading's variance, dB² (0 for a device set down).
     private var fadingPower: Double { (spotFading?.sigma ?? 0) * (spotFading?.sigma ?? 0) }
 
+    /// `parameters` are the filter's; they are not kept here but passed to
+    /// each call, so a track holds them once rather than once per model.
     init(parameters: RSSIFilter.Parameters, spotFading: RSSIFilter.SpotFading?) {
-        self.parameters = parameters
         self.spotFading = spotFading
         variance = parameters.measurementSigma * parameters.measurementSigma
         moves = ChangeDetector(design: parameters.moveDetector)
@@ -77,10 +77,10 @@ struct LevelModel: Sendable {
 
     /// What this model expects a packet `horizon` seconds from now to read
     /// (mean and variance, dB), `nil` before the first sample.
-    func forecast(_ horizon: Double, walkingRate: Double) -> ModelComparison.Prediction? {
+    func forecast(_ horizon: Double, walkingRate: Double, parameters: RSSIFilter.Parameters) -> ModelComparison.Prediction? {
         guard estimate.isFinite else { return nil }
         var mean = estimate
-        var spread = variance + drift(walkingRate: walkingRate) * horizon + parameters.measurementSigma * parameters.measurementSigma
+        var spread = variance + drift(walkingRate: walkingRate, parameters: parameters) * horizon + parameters.measurementSigma * parameters.measurementSigma
         if let ahead = fadingAhead(horizon) {
             mean += ahead.decay * fading
             spread += 2 * ahead.decay * covariance + ahead.variance
@@ -93,7 +93,9 @@ struct LevelModel: Sendable {
     ///   beacon's level now (it depends on the distance: see `Ranger.walkingRate`).
     /// - Returns: whether the detector fired and the level was re-seeded: the listener moved.
     @discardableResult
-    mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow) -> Bool {
+    mutating func update(
+        rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow, parameters: RSSIFilter.Parameters
+    ) -> Bool {
         defer { lastTime = time }
         let r = parameters.measurementSigma * parameters.measurementSigma
         guard let lastTime, estimate.isFinite else {
@@ -108,7 +110,7 @@ struct LevelModel: Sendable {
         // Predict: while moving the level may change as fast as a walk moves it;
         // the hand's fading decays towards zero and is renewed.
         let elapsed = max(0, time.seconds(since: lastTime))
-        variance += drift(walkingRate: walkingRate) * elapsed
+        variance += drift(walkingRate: walkingRate, parameters: parameters) * elapsed
         if let ahead = fadingAhead(elapsed) {
             fading *= ahead.decay
             covariance *= ahead.decay
@@ -154,7 +156,7 @@ struct LevelModel: Sendable {
     }
 
     /// dB² per second the level may drift: slowly while still, as fast as a slow walk otherwise.
-    private func drift(walkingRate: Double) -> Double {
+    private func drift(walkingRate: Double, parameters: RSSIFilter.Parameters) -> Double {
         isStationary ? parameters.stillProcessNoise : walkingRate * walkingRate
     }
 

@@ -147,8 +147,8 @@ public struct RSSIFilter: Sendable {
     public mutating func update(rssi: Double, at time: Timestamp, walkingRate: Double) {
         window.append(rssi, at: time)
         samples += 1
-        let moved = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
-        handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window)
+        let moved = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window, parameters: parameters)
+        handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window, parameters: parameters)
         // The set-down model's detector sees moves first; one at least as
         // large as the shift it is built to catch (2k sigmas, 4 dB) is a move
         // for the hand-held model too, which would otherwise take a few of
@@ -164,9 +164,9 @@ public struct RSSIFilter: Sendable {
                 // Undo the hand-over: the model goes on as if it had not
                 // followed, through the samples it missed (at most a window's).
                 var model = before.model
-                let window = window
+                let (window, parameters) = (window, parameters)
                 window.forEach(after: before.at) { rssi, at in
-                    model.update(rssi: rssi, at: at, walkingRate: walkingRate, window: window)
+                    model.update(rssi: rssi, at: at, walkingRate: walkingRate, window: window, parameters: parameters)
                 }
                 handHeld = model
                 beforeHandOver = nil
@@ -175,8 +175,8 @@ public struct RSSIFilter: Sendable {
         comparison.score(rssi, at: time)
         let horizon = parameters.handHeld.correlationTime
         if comparison.wantsForecast(at: time),
-            let setForecast = setDown.forecast(horizon.seconds, walkingRate: walkingRate),
-            let heldForecast = handHeld.forecast(horizon.seconds, walkingRate: walkingRate)
+            let setForecast = setDown.forecast(horizon.seconds, walkingRate: walkingRate, parameters: parameters),
+            let heldForecast = handHeld.forecast(horizon.seconds, walkingRate: walkingRate, parameters: parameters)
         {
             comparison.add(
                 due: time + horizon, setDown: setForecast, handHeld: heldForecast, at: time, memory: parameters.comparisonMemory)
