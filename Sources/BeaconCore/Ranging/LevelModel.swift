@@ -67,11 +67,7 @@ struct LevelModel: Sendable {
     mutating func follow(_ other: LevelModel) {
         estimate = other.estimate
         variance = other.variance
-        resetFading()
-        moves.reset()
-        smallMoves.reset()
-        trend = other.trend
-        slowestRate = .infinity
+        restart(from: other.trend)
         isStationary = other.isStationary
     }
 
@@ -91,7 +87,7 @@ struct LevelModel: Sendable {
     /// Folds the newest sample of `window` in.
     /// - Parameter walkingRate: dB/s by which a slow walk would move this
     ///   beacon's level now (it depends on the distance: see `Ranger.walkingRate`).
-    /// - Returns: whether the detector fired and the level was re-seeded: the listener moved.
+    /// - Returns: whether a detector fired and the level was re-seeded: the listener moved.
     @discardableResult
     mutating func update(
         rssi: Double, at time: Timestamp, walkingRate: Double, window: SampleWindow, parameters: RSSIFilter.Parameters
@@ -137,13 +133,9 @@ struct LevelModel: Sendable {
         if let start, let reseed = window.median(since: start, now: time, span: parameters.memory) {
             estimate = reseed.median
             variance = Double.pi / 2 * r / Double(reseed.count)  // the variance of a sample median
-            resetFading()
-            moves.reset()
-            smallMoves.reset()
             var since = LevelTrend(start: reseed.since)
             window.forEach(since: reseed.since) { since.append($0, at: $1) }
-            trend = since
-            slowestRate = .infinity
+            restart(from: since)
             moved = true
         } else {
             // A wild packet would tilt the line: it counts at most three sigmas from the level.
@@ -167,6 +159,16 @@ struct LevelModel: Sendable {
         guard let spotFading else { return nil }
         let decay = exp(-seconds / spotFading.correlationTime.seconds)
         return (decay, decay * decay * fadingVariance + fadingPower * (1 - decay * decay))
+    }
+
+    /// After a new level (re-seeded, or followed from the other model): the
+    /// fading and the detectors start over, and the line runs from `trend`.
+    private mutating func restart(from trend: LevelTrend) {
+        resetFading()
+        moves.reset()
+        smallMoves.reset()
+        self.trend = trend
+        slowestRate = .infinity
     }
 
     /// After a level taken from recent samples: they carried the fading of

@@ -40,8 +40,9 @@ struct ModelComparison: Sendable {
     }
 
     private static let spacing: Duration = .seconds(1)
-    private static let capacity = 8
-    private var ring = InlineArray<8, Forecast>(
+    private typealias Ring = InlineArray<8, Forecast>
+    private static let capacity = Ring.count
+    private var ring = Ring(
         repeating: Forecast(
             due: Timestamp(microsecondsSinceEpoch: 0), setDown: Prediction(mean: 0, variance: 1), handHeld: Prediction(mean: 0, variance: 1)))
     private var head = 0

@@ -24,7 +24,7 @@ import Darwin
 /// slow one, a robot's ramp) has not, which is what tells them apart. Both
 /// start equal, and the set-down model wins ties.
 ///
-/// The set-down model sees moves first: one of at least its detector's design
+/// The set-down model sees moves first: one of at least its move detector's design
 /// shift is handed to the hand-held model, provisionally. If within one
 /// fading time the level comes back nearer where it was, it was a swing: the
 /// hand-over is undone and the hand-held model replays the samples it missed
@@ -149,8 +149,8 @@ public struct RSSIFilter: Sendable {
         samples += 1
         let moved = setDown.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window, parameters: parameters)
         handHeld.update(rssi: rssi, at: time, walkingRate: walkingRate, window: window, parameters: parameters)
-        // The set-down model's detector sees moves first; one at least as
-        // large as the shift it is built to catch (2k sigmas, 4 dB) is a move
+        // The set-down model's detectors see moves first; one at least as
+        // large as the move detector's design shift (2k sigmas, 4 dB) is a move
         // for the hand-held model too, which would otherwise take a few of
         // its fading times to believe it.
         if moved, abs(setDown.estimate - handHeld.estimate) >= parameters.designShift {
