@@ -50,9 +50,9 @@ public struct SimulationEvaluation: Sendable {
                     engine.ingest(sighting, into: &events)
                     let power = configuration.venues.first { $0.constraint.matches(sighting.identity) }?.measuredPower
                     for index in baselineRangers.indices {
+                        guard let rssi = sighting.rssi else { break }
                         baselineRangers[index].observe(
-                            sighting.identity, rssi: sighting.rssi ?? -127,
-                            measuredPower: power ?? sighting.frame.measuredPower, at: sighting.time)
+                            sighting.identity, rssi: rssi, measuredPower: power ?? sighting.frame.measuredPower, at: sighting.time)
                     }
                 }
                 pending = simulator.next()

@@ -39,7 +39,8 @@ public struct TraceEvaluation: Sendable {
         for row in trace.rows {
             let time = origin + .milliseconds(row.timeMilliseconds)
             let frame = IBeaconFrame(identity: row.identity, measuredPower: row.measuredPower)
-            engine.ingest(BeaconSighting(time: time, frame: frame, rssi: row.rssi, address: address, addressType: 0), into: &events)
+            let reading = BeaconSighting.reading(row.rssi)
+            engine.ingest(BeaconSighting(time: time, frame: frame, rssi: reading, address: address, addressType: 0), into: &events)
             engine.tick(now: time, into: &events)
             events.removeAll(keepingCapacity: true)
             let ranged = engine.rangedBeacon(row.identity)
@@ -58,7 +59,9 @@ public struct TraceEvaluation: Sendable {
                 row.identity, trueDistance: row.trueDistance,
                 venue: configuration.venues.first { $0.constraint.matches(row.identity) }!.id, answer: nearest?.venueID)
             for index in baselineRangers.indices {
-                baselineRangers[index].observe(row.identity, rssi: row.rssi, measuredPower: row.measuredPower, at: time)
+                if let reading {
+                    baselineRangers[index].observe(row.identity, rssi: reading, measuredPower: row.measuredPower, at: time)
+                }
                 let kind = baselineRangers[index].kind
                 baselines[kind, default: BandScore()].record(
                     row.identity, band: baselineRangers[index].proximity(row.identity, now: time),

@@ -118,4 +118,25 @@ import Testing
         // The first row: one sample, nothing known yet.
         #expect(lines[1] == "0,\(Self.uuid),1,1,,,unknown,false,,,false")
     }
+
+    /// A recording's RSSI 127 and 0 are no reading (issue 11), as they are from
+    /// a live source: the beacon is present but neither beacond's filter nor a
+    /// baseline takes the number. Two rows in three here are such; every real
+    /// reading says 2 m exactly.
+    @Test func noReadingRowsEnterNoFilterAndNoBaseline() throws {
+        let distance = pow(10, 6.0 / 20)  // −65 dBm against −59 at 1 m
+        var text = Trace.header + "\n"
+        for step in 0..<300 {
+            let rssi = [-65, 127, 0][step % 3]
+            text += "\(step * 100),\(Self.uuid),1,1,\(rssi),-59,\(distance)\n"
+        }
+        let evaluation = TraceEvaluation(trace: try Trace(csv: text))
+        let distances = evaluation.estimates.compactMap(\.distance)
+        #expect(distances.count >= 290)
+        #expect(distances.allSatisfy { abs($0 - distance) < 0.001 }, "estimates from \(distances.min()!) to \(distances.max()!) m")
+        for kind in BaselineRanger.Kind.allCases {
+            let error = try #require(evaluation.baselines[kind]).medianError
+            #expect(error < 0.001, "\(kind) baseline off by \(error) m")
+        }
+    }
 }

@@ -21,10 +21,8 @@ public struct AdvertisementDecoder: Sendable, Equatable {
 
     /// Decodes one report's payload, counting the outcome.
     ///
-    /// Every source's reports pass here, so this is where an RSSI of 127
-    /// (HCI's "not available") or 0 (what some stacks and sniffers put when
-    /// they measured nothing) becomes `nil`: the sighting is still presence,
-    /// but no filter or distance ever sees a number that was never measured.
+    /// Every source's reports pass here, so this is where an RSSI that means
+    /// no reading becomes `nil` (`BeaconSighting.reading`).
     public mutating func decode(_ advertisement: Advertisement) -> BeaconSighting? {
         advertisements += 1
         let report = advertisement.report
@@ -32,18 +30,13 @@ public struct AdvertisementDecoder: Sendable, Equatable {
             guard let frame = try IBeaconFrame.decode(advertisingData: report.data) else { return nil }
             iBeacons += 1
             return BeaconSighting(
-                time: advertisement.time, frame: frame, rssi: report.rssi.flatMap(Self.measured),
+                time: advertisement.time, frame: frame, rssi: report.rssi.flatMap(BeaconSighting.reading),
                 address: report.address, addressType: report.addressType)
         } catch {
             malformedFrames += 1
             lastProblem = "\(report.address): \(error)"
             return nil
         }
-    }
-
-    /// An RSSI reading, or `nil` for the values that mean none was taken.
-    static func measured(_ rssi: Int8) -> Int8? {
-        rssi == 127 || rssi == 0 ? nil : rssi
     }
 
     /// Parses one HCI event and decodes its reports, counting the outcome.

@@ -16,4 +16,14 @@ public struct BeaconSighting: Sendable, Equatable {
     }
 
     public var identity: BeaconIdentity { frame.identity }
+
+    /// An RSSI reading, or `nil` for the values that mean none was taken:
+    /// 127 (HCI's "not available") and 0 (what some stacks, sniffers and
+    /// recordings put when they measured nothing). Every way into the engine
+    /// (the decoder for live sources and captures, `evaluate --trace` for
+    /// recordings) passes its RSSI through here, so the sighting is still
+    /// presence but no filter or distance sees a number never measured.
+    public static func reading(_ rssi: Int8) -> Int8? {
+        rssi == 127 || rssi == 0 ? nil : rssi
+    }
 }
