@@ -55,12 +55,13 @@ public struct TraceEvaluation: Sendable {
                 row.identity, band: known?.proximity ?? .unknown, distance: known?.distance, accuracy: known?.accuracy,
                 isStationary: known?.isStationary ?? false, isHandHeld: known?.listener == .handHeld,
                 trueDistance: row.trueDistance, bands: bands)
-            venues.record(
-                row.identity, trueDistance: row.trueDistance,
-                venue: configuration.venues.first { $0.constraint.matches(row.identity) }!.id, answer: nearest?.venueID)
+            let venue = configuration.venues.first { $0.constraint.matches(row.identity) }!
+            venues.record(row.identity, trueDistance: row.trueDistance, venue: venue.id, answer: nearest?.venueID)
+            let power = IBeaconFrame.rangingPower(
+                advertised: row.measuredPower, calibrated: venue.measuredPower, fallback: settings.defaultMeasuredPower)
             for index in baselineRangers.indices {
                 if let reading {
-                    baselineRangers[index].observe(row.identity, rssi: reading, measuredPower: row.measuredPower, at: time)
+                    baselineRangers[index].observe(row.identity, rssi: reading, measuredPower: power, at: time)
                 }
                 let kind = baselineRangers[index].kind
                 baselines[kind, default: BandScore()].record(

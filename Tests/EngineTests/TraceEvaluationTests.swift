@@ -139,4 +139,19 @@ import Testing
             #expect(error < 0.001, "\(kind) baseline off by \(error) m")
         }
     }
+
+    /// A measured power no 1 m calibration can be (0 here, as some trackers
+    /// send) is replaced by the default for beacond and for both baselines
+    /// alike, so the baselines are not scored off a number beacond ignores.
+    @Test func anImplausibleMeasuredPowerIsReplacedForTheBaselinesToo() throws {
+        let distance = pow(10, 6.0 / 20)  // −65 dBm against the default −59 at 1 m
+        var text = Trace.header + "\n"
+        for step in 0..<100 { text += "\(step * 100),\(Self.uuid),1,1,-65,0,\(distance)\n" }
+        let evaluation = TraceEvaluation(trace: try Trace(csv: text))
+        #expect(evaluation.beacond.medianError < 0.001)
+        for kind in BaselineRanger.Kind.allCases {
+            let error = try #require(evaluation.baselines[kind]).medianError
+            #expect(error < 0.001, "\(kind) baseline off by \(error) m")
+        }
+    }
 }

@@ -22,6 +22,14 @@ public struct IBeaconFrame: Hashable, Sendable {
     /// False when the measured power is no 1 m calibration (see `plausibleMeasuredPower`).
     public var hasPlausibleMeasuredPower: Bool { Self.plausibleMeasuredPower.contains(measuredPower) }
 
+    /// The P1m ranging uses for a beacon that advertises `advertised`: the
+    /// venue's calibration, else the advertised value if it can be one, else
+    /// `fallback` (`RangingSettings.defaultMeasuredPower`). The engine and
+    /// `evaluate`'s baselines both range with it, so they compare like with like.
+    public static func rangingPower(advertised: Int8, calibrated: Int8?, fallback: Int8) -> Int8 {
+        calibrated ?? (plausibleMeasuredPower.contains(advertised) ? advertised : fallback)
+    }
+
     public init(identity: BeaconIdentity, measuredPower: Int8) {
         self.identity = identity
         self.measuredPower = measuredPower

@@ -52,9 +52,9 @@ struct BeaconTrack: Sendable {
         self.defaultPower = defaultPower
     }
 
-    /// The venue's calibration, else the frame's value if it can be one, else the default.
+    /// The P1m this beacon is ranged with (`IBeaconFrame.rangingPower`).
     var measuredPower: Int8 {
-        calibratedPower ?? (IBeaconFrame.plausibleMeasuredPower.contains(frameMeasuredPower) ? frameMeasuredPower : defaultPower)
+        IBeaconFrame.rangingPower(advertised: frameMeasuredPower, calibrated: calibratedPower, fallback: defaultPower)
     }
 
     /// Folds a sighting in. The interval average ignores gaps longer than half
