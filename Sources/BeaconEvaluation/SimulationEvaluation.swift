@@ -48,13 +48,14 @@ public struct SimulationEvaluation: Sendable {
                 received += 1
                 if let sighting = decoder.decode(reception.advertisement) {
                     engine.ingest(sighting, into: &events)
-                    let power = IBeaconFrame.rangingPower(
-                        advertised: sighting.frame.measuredPower,
-                        calibrated: configuration.venues.first { $0.constraint.matches(sighting.identity) }?.measuredPower,
-                        fallback: configuration.ranging.defaultMeasuredPower)
-                    for index in baselineRangers.indices {
-                        guard let rssi = sighting.rssi else { break }
-                        baselineRangers[index].observe(sighting.identity, rssi: rssi, measuredPower: power, at: sighting.time)
+                    if let rssi = sighting.rssi {
+                        let power = IBeaconFrame.rangingPower(
+                            advertised: sighting.frame.measuredPower,
+                            calibrated: configuration.venues.first { $0.constraint.matches(sighting.identity) }?.measuredPower,
+                            fallback: configuration.ranging.defaultMeasuredPower)
+                        for index in baselineRangers.indices {
+                            baselineRangers[index].observe(sighting.identity, rssi: rssi, measuredPower: power, at: sighting.time)
+                        }
                     }
                 }
                 pending = simulator.next()
