@@ -1,6 +1,7 @@
 import BeaconCore
 
-/// Runs beacond's engine and both baselines over a trace, row by row.
+/// Runs beacond's engine, both baselines and the stand-average reference
+/// over a trace, row by row.
 public struct TraceEvaluation: Sendable {
     /// beacond's answer right after a row was processed (the `--estimates` CSV).
     public struct Estimate: Sendable, Equatable {
@@ -18,6 +19,8 @@ public struct TraceEvaluation: Sendable {
 
     public var beacond = BandScore()
     public var baselines: [BaselineRanger.Kind: BandScore] = [:]
+    /// `StandAverage`: how far averaging alone could have gone on this trace.
+    public var standAverage = BandScore()
     public var venues = TraceVenueScore()
     public private(set) var estimates: [Estimate] = []
     public let rows: Int
@@ -34,6 +37,7 @@ public struct TraceEvaluation: Sendable {
         let origin = Timestamp.milliseconds(0)
         var engine = BeaconEngine(configuration: configuration, now: origin)
         var baselineRangers = BaselineRanger.Kind.allCases.map { BaselineRanger(kind: $0, settings: settings) }
+        var reference = StandAverage(settings: settings)
         var events: [EngineEvent] = []
         let address = BluetoothAddress(0, 0, 0, 0, 0, 0)
         for row in trace.rows {
@@ -69,6 +73,10 @@ public struct TraceEvaluation: Sendable {
                     distance: baselineRangers[index].distance(row.identity, now: time), accuracy: nil, isStationary: false,
                     trueDistance: row.trueDistance, bands: bands)
             }
+            reference.observe(row.identity, rssi: reading, measuredPower: power, trueDistance: row.trueDistance, at: time)
+            standAverage.record(
+                row.identity, band: reference.proximity(row.identity, now: time), distance: reference.distance(row.identity, now: time),
+                accuracy: nil, isStationary: false, trueDistance: row.trueDistance, bands: bands)
         }
     }
 

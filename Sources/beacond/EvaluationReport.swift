@@ -27,7 +27,9 @@ enum EvaluationReport {
     }
 
     static func table(_ e: TraceEvaluation, file: String) -> String {
-        let methods = [("beacond", e.beacond)] + BaselineKinds.all.map { ($0.label, e.baselines[$0.kind] ?? BandScore()) }
+        let methods =
+            [("beacond", e.beacond)] + BaselineKinds.all.map { ($0.label, e.baselines[$0.kind] ?? BandScore()) }
+            + [(StandAverageLabel.column, e.standAverage)]
         var rows: [[String]] = [[""] + methods.map(\.0)]
         rows.append(["band accuracy"] + methods.map { percent($0.1.bandAccuracy) })
         rows.append(["median distance error"] + methods.map { metres($0.1.medianError) })
@@ -39,7 +41,7 @@ enum EvaluationReport {
         rows.append(["stationary (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.stationaryShare) : "-" })
         rows.append(["hand-held model (share of rows)"] + methods.map { $0.0 == "beacond" ? percent($0.1.handHeldShare) : "-" })
         rows.append(["nearest venue right"] + methods.map { $0.0 == "beacond" ? venueShare(e.venues) : "-" })
-        return "trace \(file): \(e.rows) rows\n" + render(rows)
+        return "trace \(file): \(e.rows) rows\n" + render(rows) + "\n" + StandAverageLabel.footnote
     }
 
     static func json(_ e: SimulationEvaluation) -> String {
@@ -94,6 +96,7 @@ enum EvaluationReport {
         beacond["nearest_venue_rows_scored"] = .int(e.venues.scoredRows)
         let document: JSONValue = [
             "trace": .string(file), "rows": .int(e.rows), "beacond": .object(beacond), "baselines": .object(baselines),
+            "reference": [StandAverageLabel.key: .object(score(e.standAverage))],
         ]
         return document.text
     }
@@ -104,6 +107,15 @@ enum EvaluationReport {
         static let all: [(kind: BaselineRanger.Kind, label: String, key: String)] = [
             (.raw, "raw RSSI", "raw"), (.runningAverage, "20 s average", "average_20s"),
         ]
+    }
+
+    /// The hindsight reference: beside the baselines, never one of them.
+    private enum StandAverageLabel {
+        static let column = "stand average *"
+        static let key = "stand_average"
+        static let footnote =
+            "* a reference, not a baseline: the mean RSSI since the row's true distance last changed. It knows when the "
+            + "listener moved, as no ranger can; where it loses to raw RSSI, any average of the packets would have."
     }
 
     private static func render(_ rows: [[String]]) -> String {

@@ -1,0 +1,54 @@
+import BeaconCore
+
+/// A reference, not a baseline: the mean RSSI of each beacon since its row's
+/// true distance last changed, through the path-loss model. It knows from the
+/// truth when the listener moved, which no ranger can, and averages the whole
+/// stand: the most any averaging of the packets can do. Where it loses to raw
+/// RSSI, every average loses — the spot's frozen fading, the calibration or
+/// the exponent decides that file, not how the packets are filtered.
+public struct StandAverage: Sendable {
+    private struct Stand: Sendable {
+        var trueDistance: Double
+        var sum = 0.0
+        var count = 0
+        var lastReading: Timestamp?
+        var power = 0.0
+    }
+
+    private let model: PathLossModel
+    private let bands: ProximityBands
+    private var stands: [BeaconIdentity: Stand] = [:]
+
+    public init(settings: RangingSettings) {
+        model = PathLossModel(exponent: settings.pathLossExponent)
+        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
+    }
+
+    /// One row: a new true distance starts a new stand; a row with no reading
+    /// (RSSI 127 or 0) adds nothing to it.
+    public mutating func observe(
+        _ identity: BeaconIdentity, rssi: Int8?, measuredPower: Int8, trueDistance: Double, at time: Timestamp
+    ) {
+        var stand = stands[identity].flatMap { $0.trueDistance == trueDistance ? $0 : nil } ?? Stand(trueDistance: trueDistance)
+        if let rssi {
+            stand.sum += Double(rssi)
+            stand.count += 1
+            stand.lastReading = time
+            stand.power = Double(measuredPower)
+        }
+        stands[identity] = stand
+    }
+
+    /// The stand's mean through the model; `nil` before its first reading or,
+    /// as for the baselines, once the beacon has gone unheard too long.
+    public func distance(_ identity: BeaconIdentity, now: Timestamp) -> Double? {
+        guard let stand = stands[identity], stand.count > 0, let last = stand.lastReading,
+            now - last <= BaselineRanger.staleAfter
+        else { return nil }
+        return model.distance(rssi: stand.sum / Double(stand.count), measuredPower: stand.power)
+    }
+
+    public func proximity(_ identity: BeaconIdentity, now: Timestamp) -> Proximity {
+        distance(identity, now: now).map { bands.band(for: $0) } ?? .unknown
+    }
+}
