@@ -25,7 +25,8 @@ docs/ranging.md), walks at 1 m/s between them, and one of these receivers,
 eight seeds each, summarised as means and as how many seeds beacond beats
 both baselines on. In brackets, the stand average of `evaluate`: the mean
 RSSI since the true distance last changed, which knows when the listener
-moved — how far averaging alone could go on those recordings:
+moved — what a filter that saw every move at once and then averaged would
+give on those recordings:
 
 - 10hz:          raw packets at 10 Hz, 4 dB apart (a Pi, an Android phone);
 - 10hz-hand:     the same, held in a randomly swaying hand (3 dB, 5 s);

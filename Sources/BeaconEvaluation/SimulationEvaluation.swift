@@ -2,7 +2,8 @@ import BeaconCore
 import BeaconSimulation
 
 /// Runs the whole engine against a scenario whose truth is known, beside the
-/// two baselines fed the very same advertisements.
+/// two baselines fed the very same advertisements and the stand-average
+/// reference (bands and distances only: it picks no venue).
 public struct SimulationEvaluation: Sendable {
     public struct Method: Sendable, Equatable {
         public var name: String
@@ -12,6 +13,8 @@ public struct SimulationEvaluation: Sendable {
 
     public var beacond: Method
     public var baselines: [Method]
+    /// `StandAverage` over each stop: what seeing every move at once and averaging would give.
+    public var standAverage: BandScore
     public var regions: RegionScore
     /// Share of standing and of walking ticks at which beacond said the listener was stationary.
     public var stationaryStanding: Double
@@ -29,6 +32,8 @@ public struct SimulationEvaluation: Sendable {
         let trajectory = simulator.trajectory
         var engine = BeaconEngine(configuration: configuration, now: origin)
         var baselineRangers = BaselineRanger.Kind.allCases.map { BaselineRanger(kind: $0, settings: configuration.ranging) }
+        var reference = StandAverage(settings: configuration.ranging)
+        var referenceScore = BandScore()
         var decoder = AdvertisementDecoder()
         let truth = GroundTruth(scenario: scenario, configuration: configuration)
         let bands = ProximityBands(immediate: configuration.ranging.immediateDistance, near: configuration.ranging.nearDistance)
@@ -55,6 +60,9 @@ public struct SimulationEvaluation: Sendable {
                             fallback: configuration.ranging.defaultMeasuredPower)
                         for index in baselineRangers.indices {
                             baselineRangers[index].observe(sighting.identity, rssi: rssi, measuredPower: power, at: sighting.time)
+                        }
+                        if let distance = truth.distance(to: sighting.identity, at: sighting.time - origin) {
+                            reference.observe(sighting.identity, rssi: rssi, measuredPower: power, trueDistance: distance, at: sighting.time)
                         }
                     }
                 }
@@ -95,6 +103,9 @@ public struct SimulationEvaluation: Sendable {
                             distance: ranger.distance(identity, now: tickTime), accuracy: nil, isStationary: false,
                             trueDistance: distance, bands: bands)
                     }
+                    referenceScore.record(
+                        identity, band: reference.proximity(identity, now: tickTime), distance: reference.distance(identity, now: tickTime),
+                        accuracy: nil, isStationary: false, trueDistance: distance, bands: bands)
                 }
             }
             nextTick += Self.tick
@@ -106,6 +117,7 @@ public struct SimulationEvaluation: Sendable {
                 name: ranger.kind.rawValue, venues: VenueScore(ticks: ticks, answers: answers[index + 1], stops: stops),
                 bands: bandScores[index + 1])
         }
+        standAverage = referenceScore
         regions = regionScore
         stationaryStanding = Double(stationaryTicks.standingStill) / Double(max(1, stationaryTicks.standing))
         stationaryWalking = Double(stationaryTicks.walkingStill) / Double(max(1, stationaryTicks.walking))
@@ -133,10 +145,20 @@ struct GroundTruth: Sendable {
         let here = trajectory.position(at: time)
         let model = PathLossModel(exponent: scenario.radio.pathLossExponent)
         return scenario.beacons.compactMap { beacon in
-            let distance = max(here.distance(to: beacon.position), 0.05)
+            let distance = Self.distance(from: here, to: beacon)
             let mean = model.rssi(atDistance: distance, measuredPower: beacon.truePower)
             return mean >= scenario.radio.sensitivity ? (beacon.identity, distance) : nil
         }
+    }
+
+    /// The true distance to a beacon of the scenario (`nil` for a stranger).
+    func distance(to identity: BeaconIdentity, at time: Duration) -> Double? {
+        scenario.beacons.first { $0.identity == identity }.map { Self.distance(from: trajectory.position(at: time), to: $0) }
+    }
+
+    /// Never quite zero: the path-loss model has no level at 0 m.
+    private static func distance(from here: Position, to beacon: Scenario.Beacon) -> Double {
+        max(here.distance(to: beacon.position), 0.05)
     }
 
     /// Venues whose closest audible beacon (within `max_distance`) is at most

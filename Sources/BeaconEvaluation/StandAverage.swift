@@ -3,9 +3,10 @@ import BeaconCore
 /// A reference, not a baseline: the mean RSSI of each beacon since its row's
 /// true distance last changed, through the path-loss model. It knows from the
 /// truth when the listener moved, which no ranger can, and averages the whole
-/// stand: the most any averaging of the packets can do. Where it loses to raw
-/// RSSI, every average loses — the spot's frozen fading, the calibration or
-/// the exponent decides that file, not how the packets are filtered.
+/// stand so far: what a filter that saw every move at once would report. It
+/// is no ceiling (a robust average can beat the mean), but where it loses to
+/// raw RSSI by a wide margin, the filtering is not what decides the file: the
+/// spot's frozen fading, the calibration or the exponent at its stands is.
 public struct StandAverage: Sendable {
     private struct Stand: Sendable {
         var trueDistance: Double

@@ -19,7 +19,7 @@ public struct TraceEvaluation: Sendable {
 
     public var beacond = BandScore()
     public var baselines: [BaselineRanger.Kind: BandScore] = [:]
-    /// `StandAverage`: how far averaging alone could have gone on this trace.
+    /// `StandAverage`: what seeing every move at once and averaging would have given on this trace.
     public var standAverage = BandScore()
     public var venues = TraceVenueScore()
     public private(set) var estimates: [Estimate] = []

@@ -5,18 +5,22 @@ import BeaconEvaluation
 enum EvaluationReport {
     static func table(_ e: SimulationEvaluation) -> String {
         let methods = [e.beacond] + e.baselines
-        var rows: [[String]] = [[""] + methods.map(\.name)]
-        rows.append(["nearest-venue accuracy (standing)"] + methods.map { percent($0.venues.accuracy) })
-        rows.append(["time to correct venue, median"] + methods.map { seconds($0.venues.medianTimeToCorrect) })
-        rows.append(["time to correct venue, worst"] + methods.map { seconds($0.venues.worstTimeToCorrect) })
-        rows.append(["spurious switches"] + methods.map { String($0.venues.spuriousSwitches) })
-        rows.append(["all switches"] + methods.map { String($0.venues.switches) })
-        rows.append(["proximity-band accuracy (standing)"] + methods.map { percent($0.bands.bandAccuracy) })
-        rows.append(["median distance error (standing)"] + methods.map { metres($0.bands.medianError) })
-        rows.append(["accuracy coverage (standing)"] + methods.map { percent($0.bands.coverage) })
+        func venueRow(_ label: String, _ figure: (VenueScore) -> String) -> [String] { [label] + methods.map { figure($0.venues) } + ["-"] }
+        func bandRow(_ label: String, _ figure: (BandScore) -> String) -> [String] {
+            [label] + methods.map { figure($0.bands) } + [figure(e.standAverage)]
+        }
+        var rows: [[String]] = [[""] + methods.map(\.name) + [StandAverageLabel.column]]
+        rows.append(venueRow("nearest-venue accuracy (standing)") { percent($0.accuracy) })
+        rows.append(venueRow("time to correct venue, median") { seconds($0.medianTimeToCorrect) })
+        rows.append(venueRow("time to correct venue, worst") { seconds($0.worstTimeToCorrect) })
+        rows.append(venueRow("spurious switches") { String($0.spuriousSwitches) })
+        rows.append(venueRow("all switches") { String($0.switches) })
+        rows.append(bandRow("proximity-band accuracy (standing)") { percent($0.bandAccuracy) })
+        rows.append(bandRow("median distance error (standing)") { metres($0.medianError) })
+        rows.append(bandRow("accuracy coverage (standing)") { percent($0.coverage) })
         var lines = [
             "scenario \(e.scenarioName): \(seconds(e.duration)) simulated, \(e.advertisements) advertisements received",
-            render(rows),
+            render(rows), StandAverageLabel.footnote,
             "region enter latency: \(latencies(e.regions.enterLatencies)); exit latency: \(latencies(e.regions.exitLatencies)); "
                 + "spurious region events: \(e.regions.spuriousEvents)",
         ]
@@ -67,6 +71,12 @@ enum EvaluationReport {
             "listener_stationary_walking": JSONValue(e.stationaryWalking),
             "beacond": method(e.beacond),
             "baselines": .array(e.baselines.map(method)),
+            "reference": [
+                StandAverageLabel.key: [
+                    "band_accuracy": JSONValue(e.standAverage.bandAccuracy),
+                    "median_distance_error_m": JSONValue(e.standAverage.medianError),
+                ]
+            ],
             "regions": [
                 "enter_latencies_s": .array(e.regions.enterLatencies.map { .double($0.seconds) }),
                 "exit_latencies_s": .array(e.regions.exitLatencies.map { .double($0.seconds) }),
@@ -114,8 +124,8 @@ enum EvaluationReport {
         static let column = "stand average *"
         static let key = "stand_average"
         static let footnote =
-            "* a reference, not a baseline: the mean RSSI since the row's true distance last changed. It knows when the "
-            + "listener moved, as no ranger can; where it loses to raw RSSI, any average of the packets would have."
+            "* a reference, not a baseline: the mean RSSI since the true distance last changed. It knows when the "
+            + "listener moved, as no ranger can: what a filter that saw every move at once and then averaged would give."
     }
 
     private static func render(_ rows: [[String]]) -> String {
