@@ -22,8 +22,21 @@ public struct Trace: Sendable {
         public var description: String { "line \(line): \(message)" }
     }
 
+    /// Where `time_ms` first goes back. The rows are evaluated in file order
+    /// all the same (a merged or re-sorted recording is still worth a
+    /// look), but the figures after it mean little, and the person should know.
+    public struct TimeReversal: Sendable, Equatable, CustomStringConvertible {
+        public var line: Int
+        public var from: Int64
+        public var to: Int64
+        public var description: String {
+            "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures after it mean little"
+        }
+    }
+
     public static let header = "time_ms,uuid,major,minor,rssi,measured_power,true_distance_m"
     public var rows: [Row]
+    public private(set) var firstTimeReversal: TimeReversal?
 
     /// Parses the CSV text; the header names the columns, so their order may vary.
     public init(csv text: String) throws(ParseError) {
@@ -48,6 +61,9 @@ public struct Trace: Sendable {
                 let distance = Double(field("true_distance_m")), distance >= 0
             else {
                 throw ParseError(line: index + 1, message: "expected \(Self.header), got '\(line)'")
+            }
+            if firstTimeReversal == nil, let previous = rows.last?.timeMilliseconds, time < previous {
+                firstTimeReversal = TimeReversal(line: index + 1, from: previous, to: time)
             }
             rows.append(
                 Row(

@@ -99,6 +99,9 @@ struct EvaluateCommand: ParsableCommand {
         } catch {
             throw Failure("\(path): \(error)")
         }
+        if let reversal = parsed.firstTimeReversal {
+            OutputFile.standardError.write(Array("beacond: warning: \(path): \(reversal)\n".utf8))
+        }
         let evaluation = TraceEvaluation(trace: sway.map { $0.applied(to: parsed) } ?? parsed, configuration: configuration)
         if let estimates {
             let descriptor = open(estimates, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

@@ -187,4 +187,19 @@ import Testing
         #expect(abs(try #require(reference.distance(beacon, now: now)) - pow(10, 12.0 / 20)) < 1e-9)
         #expect(reference.distance(beacon, now: now + BaselineRanger.staleAfter + .milliseconds(1)) == nil)
     }
+
+    /// A recording whose time goes back (merged from two phones, or sorted by
+    /// beacon) is still evaluated in file order, but the first place it goes
+    /// back is named; rows at the same millisecond are fine.
+    @Test func theFirstPlaceTimeGoesBackIsNamed() throws {
+        func trace(_ times: [Int]) throws -> Trace {
+            try Trace(csv: ([Trace.header] + times.map { "\($0),\(Self.uuid),1,1,-65,-59,2" }).joined(separator: "\n"))
+        }
+        #expect(try trace([0, 100, 100, 200]).firstTimeReversal == nil)
+        let reversed = try trace([0, 100, 50, 150, 20])
+        #expect(reversed.rows.count == 5)
+        let reversal = try #require(reversed.firstTimeReversal)
+        #expect(reversal.line == 4 && reversal.from == 100 && reversal.to == 50)
+        #expect("\(reversal)".hasPrefix("line 4: time_ms goes back from 100 to 50"))
+    }
 }
