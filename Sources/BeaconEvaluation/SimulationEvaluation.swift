@@ -13,7 +13,7 @@ public struct SimulationEvaluation: Sendable {
 
     public var beacond: Method
     public var baselines: [Method]
-    /// `StandAverage` over each stop: what seeing every move at once and averaging would give.
+    /// `StandAverage` over each stop (see there).
     public var standAverage: BandScore
     public var regions: RegionScore
     /// Share of standing and of walking ticks at which beacond said the listener was stationary.
@@ -53,17 +53,17 @@ public struct SimulationEvaluation: Sendable {
                 received += 1
                 if let sighting = decoder.decode(reception.advertisement) {
                     engine.ingest(sighting, into: &events)
+                    let power = IBeaconFrame.rangingPower(
+                        advertised: sighting.frame.measuredPower,
+                        calibrated: configuration.venues.first { $0.constraint.matches(sighting.identity) }?.measuredPower,
+                        fallback: configuration.ranging.defaultMeasuredPower)
                     if let rssi = sighting.rssi {
-                        let power = IBeaconFrame.rangingPower(
-                            advertised: sighting.frame.measuredPower,
-                            calibrated: configuration.venues.first { $0.constraint.matches(sighting.identity) }?.measuredPower,
-                            fallback: configuration.ranging.defaultMeasuredPower)
                         for index in baselineRangers.indices {
                             baselineRangers[index].observe(sighting.identity, rssi: rssi, measuredPower: power, at: sighting.time)
                         }
-                        if let distance = truth.distance(to: sighting.identity, at: sighting.time - origin) {
-                            reference.observe(sighting.identity, rssi: rssi, measuredPower: power, trueDistance: distance, at: sighting.time)
-                        }
+                    }
+                    if let distance = truth.distance(to: sighting.identity, at: sighting.time - origin) {
+                        reference.observe(sighting.identity, rssi: sighting.rssi, measuredPower: power, trueDistance: distance, at: sighting.time)
                     }
                 }
                 pending = simulator.next()

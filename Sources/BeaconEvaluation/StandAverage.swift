@@ -2,11 +2,12 @@ import BeaconCore
 
 /// A reference, not a baseline: the mean RSSI of each beacon since its row's
 /// true distance last changed, through the path-loss model. It knows from the
-/// truth when the listener moved, which no ranger can, and averages the whole
-/// stand so far: what a filter that saw every move at once would report. It
-/// is no ceiling (a robust average can beat the mean), but where it loses to
-/// raw RSSI by a wide margin, the filtering is not what decides the file: the
-/// spot's frozen fading, the calibration or the exponent at its stands is.
+/// truth when the listener moved, which no ranger can, and averages the stand
+/// so far: what a filter that saw every move at once and then averaged would
+/// give. It is no ceiling (a robust average can beat the mean), but where it
+/// loses to raw RSSI by a wide margin, finding the moves better is unlikely
+/// to win that file: its stands' frozen fading, calibration or exponent is
+/// what the figures measure.
 public struct StandAverage: Sendable {
     private struct Stand: Sendable {
         var trueDistance: Double
@@ -25,8 +26,8 @@ public struct StandAverage: Sendable {
         bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
     }
 
-    /// One row: a new true distance starts a new stand; a row with no reading
-    /// (RSSI 127 or 0) adds nothing to it.
+    /// One row: a new true distance starts a new stand; a row with no
+    /// reading (`nil`) adds nothing to it.
     public mutating func observe(
         _ identity: BeaconIdentity, rssi: Int8?, measuredPower: Int8, trueDistance: Double, at time: Timestamp
     ) {

@@ -24,18 +24,19 @@ public struct Trace: Sendable {
 
     /// Where `time_ms` first goes back. The rows are evaluated in file order
     /// all the same (a merged or re-sorted recording is still worth a
-    /// look), but the figures after it mean little, and the person should know.
+    /// look), but the figures mean less, and the person should know.
     public struct TimeReversal: Sendable, Equatable, CustomStringConvertible {
         public var line: Int
         public var from: Int64
         public var to: Int64
         public var description: String {
-            "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures after it mean little"
+            "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures mean less"
         }
     }
 
     public static let header = "time_ms,uuid,major,minor,rssi,measured_power,true_distance_m"
     public var rows: [Row]
+    /// Found when the file is parsed (`Sway` changes RSSI only, never times).
     public private(set) var firstTimeReversal: TimeReversal?
 
     /// Parses the CSV text; the header names the columns, so their order may vary.

@@ -19,7 +19,7 @@ public struct TraceEvaluation: Sendable {
 
     public var beacond = BandScore()
     public var baselines: [BaselineRanger.Kind: BandScore] = [:]
-    /// `StandAverage`: what seeing every move at once and averaging would have given on this trace.
+    /// `StandAverage` over the trace (see there).
     public var standAverage = BandScore()
     public var venues = TraceVenueScore()
     public private(set) var estimates: [Estimate] = []

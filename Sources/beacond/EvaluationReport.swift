@@ -48,20 +48,26 @@ enum EvaluationReport {
         return "trace \(file): \(e.rows) rows\n" + render(rows) + "\n" + StandAverageLabel.footnote
     }
 
+    /// The band figures every method and the reference share, in traces and scenarios alike.
+    private static func bandFigures(_ s: BandScore) -> [String: JSONValue] {
+        [
+            "band_accuracy": JSONValue(s.bandAccuracy), "median_distance_error_m": JSONValue(s.medianError),
+            "accuracy_coverage": JSONValue(s.coverage),
+        ]
+    }
+
     static func json(_ e: SimulationEvaluation) -> String {
         func method(_ m: SimulationEvaluation.Method) -> JSONValue {
-            [
-                "name": .string(m.name),
-                "nearest_venue_accuracy": JSONValue(m.venues.accuracy),
-                "time_to_correct_median_s": JSONValue(m.venues.medianTimeToCorrect?.seconds),
-                "time_to_correct_worst_s": JSONValue(m.venues.worstTimeToCorrect?.seconds),
-                "times_to_correct_s": .array(m.venues.timesToCorrect.map { JSONValue($0?.seconds) }),
-                "spurious_switches": .int(m.venues.spuriousSwitches),
-                "switches": .int(m.venues.switches),
-                "band_accuracy": JSONValue(m.bands.bandAccuracy),
-                "median_distance_error_m": JSONValue(m.bands.medianError),
-                "accuracy_coverage": JSONValue(m.bands.coverage),
-            ]
+            .object(
+                bandFigures(m.bands).merging([
+                    "name": .string(m.name),
+                    "nearest_venue_accuracy": JSONValue(m.venues.accuracy),
+                    "time_to_correct_median_s": JSONValue(m.venues.medianTimeToCorrect?.seconds),
+                    "time_to_correct_worst_s": JSONValue(m.venues.worstTimeToCorrect?.seconds),
+                    "times_to_correct_s": .array(m.venues.timesToCorrect.map { JSONValue($0?.seconds) }),
+                    "spurious_switches": .int(m.venues.spuriousSwitches),
+                    "switches": .int(m.venues.switches),
+                ]) { $1 })
         }
         let document: JSONValue = [
             "scenario": .string(e.scenarioName),
@@ -71,12 +77,7 @@ enum EvaluationReport {
             "listener_stationary_walking": JSONValue(e.stationaryWalking),
             "beacond": method(e.beacond),
             "baselines": .array(e.baselines.map(method)),
-            "reference": [
-                StandAverageLabel.key: [
-                    "band_accuracy": JSONValue(e.standAverage.bandAccuracy),
-                    "median_distance_error_m": JSONValue(e.standAverage.medianError),
-                ]
-            ],
+            "reference": [StandAverageLabel.key: .object(bandFigures(e.standAverage))],
             "regions": [
                 "enter_latencies_s": .array(e.regions.enterLatencies.map { .double($0.seconds) }),
                 "exit_latencies_s": .array(e.regions.exitLatencies.map { .double($0.seconds) }),
@@ -88,14 +89,12 @@ enum EvaluationReport {
 
     static func json(_ e: TraceEvaluation, file: String) -> String {
         func score(_ s: BandScore) -> [String: JSONValue] {
-            [
-                "band_accuracy": JSONValue(s.bandAccuracy), "median_distance_error_m": JSONValue(s.medianError),
+            bandFigures(s).merging([
                 "band_switches": .int(s.switches),
-                "accuracy_coverage": JSONValue(s.coverage),
                 "accuracy_coverage_by_distance": JSONValue(s.coverageByDistance),
                 "relative_accuracy_median": JSONValue(s.medianRelativeAccuracy),
                 "relative_error_p68": JSONValue(s.relativeErrorAtOneSigma),
-            ]
+            ]) { $1 }
         }
         var baselines: [String: JSONValue] = [:]
         for kind in BaselineKinds.all { baselines[kind.key] = .object(score(e.baselines[kind.kind] ?? BandScore())) }

@@ -157,14 +157,15 @@ import Testing
 
     /// The reference averages each stand from its first row and starts over
     /// when the true distance changes. Each stand's packets swing ±7 dB about
-    /// its true level, so raw RSSI is in the wrong band half the time and the
-    /// reference only on each stand's first row; a reference that carried the
-    /// 1 m stand into the 4 m one would read "near" there for several rows,
-    /// and one that took the 0 readings would be off by orders of magnitude.
+    /// its true level (1 m, then 5 m: −59 and −73 dBm), so raw RSSI is in the
+    /// wrong band half the time and the reference only on each stand's first
+    /// row; a reference that carried the 1 m stand into the 5 m one would
+    /// read "near" there for several rows, and one that took the 0 readings
+    /// would be off by orders of magnitude.
     @Test func theStandAverageAveragesEachStandFromItsStart() throws {
         var text = Trace.header + "\n"
         for step in 0..<40 {
-            let (level, distance) = step < 20 ? (-59, 1.0) : (-71, 4.0)
+            let (level, distance) = step < 20 ? (-59, 1.0) : (-73, pow(10, 14.0 / 20))
             let rssi = step % 5 == 4 ? 0 : level + (step % 2 == 0 ? 7 : -7)
             text += "\(step * 100),\(Self.uuid),1,1,\(rssi),-59,\(distance)\n"
         }
@@ -175,17 +176,6 @@ import Testing
         #expect(evaluation.standAverage.correctBands == 38)
         #expect(evaluation.standAverage.samples == 40)
         #expect(evaluation.standAverage.coverage == nil, "it claims no accuracy")
-        // −59 and −71 dBm exactly once a stand has as many packets above its level as below.
-        var reference = StandAverage(settings: RangingSettings())
-        let beacon = BeaconIdentity(uuid: try #require(UUID(uuidString: Self.uuid)), major: 1, minor: 1)
-        let now = Timestamp.milliseconds(0)
-        #expect(reference.distance(beacon, now: now) == nil)
-        for rssi: Int8 in [-52, -66] { reference.observe(beacon, rssi: rssi, measuredPower: -59, trueDistance: 1, at: now) }
-        reference.observe(beacon, rssi: nil, measuredPower: -59, trueDistance: 1, at: now)
-        #expect(abs(try #require(reference.distance(beacon, now: now)) - 1) < 1e-9)
-        reference.observe(beacon, rssi: -71, measuredPower: -59, trueDistance: 4, at: now)
-        #expect(abs(try #require(reference.distance(beacon, now: now)) - pow(10, 12.0 / 20)) < 1e-9)
-        #expect(reference.distance(beacon, now: now + BaselineRanger.staleAfter + .milliseconds(1)) == nil)
     }
 
     /// A recording whose time goes back (merged from two phones, or sorted by
