@@ -18,7 +18,9 @@ segments and measured as the RMS of successive differences over the last
 at least 1 dB: a level change spoils one difference only, and a receiver
 that averages (iOS's one sample a second) shows its small spread. The
 run-length posterior is kept to `KEEP` hypotheses, each with the count and
-sum of its samples; the reported level is the posterior mean. A packet
+the winsorised sum of its samples (a packet adds at most two sigmas from
+the run's mean: some receivers' packets jump by a channel's difference);
+the reported level is the posterior mean. In the likelihood a packet
 counts at most four sigmas from a hypothesis' mean.
 
 It has no hand-held (swaying) model, no stationarity flag and no accuracy:
@@ -39,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAND_SECONDS = 60.0
 PRIOR_SD = 10.0  # dB: a new segment's level, before its first sample
 DIFF_WINDOW = 60
-KEEP = 100
+KEEP = 32
 WINDOW_20S = 20.0
 
 spec = importlib.util.spec_from_file_location("walks", os.path.join(ROOT, "scripts/ranging-walks.py"))
@@ -77,7 +79,9 @@ def levels(times, values):
             mean = total / count if count else value
             variance = sigma**2 * (1 + 1 / count) if count else sigma**2 + PRIOR_SD**2
             fit = -0.5 * min((value - mean) ** 2 / variance, 16.0) - 0.5 * math.log(variance)
-            grown.append((log_p + fit, count + 1, total + value))
+            # Winsorised: a packet adds at most two sigmas from the run's mean to its sum.
+            kept_value = min(max(value, mean - 2 * sigma), mean + 2 * sigma) if count else value
+            grown.append((log_p + fit, count + 1, total + kept_value))
         change = log_sum([g[0] for g in grown]) + math.log(hazard)
         runs = [(change, 1, value)] + [(g[0] + math.log(1 - hazard), g[1], g[2]) for g in grown]
         runs = sorted(runs, key=lambda r: r[0])[-KEEP:]
