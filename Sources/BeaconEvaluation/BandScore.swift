@@ -56,6 +56,15 @@ public struct BandScore: Sendable, Equatable {
         lastBand[identity] = band
     }
 
+    /// One estimate of a ranger that claims no accuracy and answers by plain
+    /// band thresholds (the baselines, the stand average): its band is its
+    /// distance's, worked out once here.
+    public mutating func record(_ identity: BeaconIdentity, plainDistance distance: Double?, trueDistance: Double, bands: ProximityBands) {
+        record(
+            identity, band: distance.map { bands.band(for: $0) } ?? .unknown, distance: distance, accuracy: nil, isStationary: false,
+            trueDistance: trueDistance, bands: bands)
+    }
+
     public var bandAccuracy: Double { samples == 0 ? 0 : Double(correctBands) / Double(samples) }
 
     /// Share of estimates with `|distance − truth| ≤ accuracy`: about 68 % for

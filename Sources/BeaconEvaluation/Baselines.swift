@@ -17,14 +17,12 @@ public struct BaselineRanger: Sendable {
     /// A beacon not heard for this long is out of the answer, as for beacond's ranger.
     public static let staleAfter: Duration = .seconds(5)
     private let model: PathLossModel
-    private let bands: ProximityBands
     private var samples: [BeaconIdentity: [(time: Timestamp, rssi: Double)]] = [:]
     private var power: [BeaconIdentity: Double] = [:]
 
     public init(kind: Kind, settings: RangingSettings) {
         self.kind = kind
         model = PathLossModel(exponent: settings.pathLossExponent)
-        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
     }
 
     public mutating func observe(_ identity: BeaconIdentity, rssi: Int8, measuredPower: Int8, at time: Timestamp) {
@@ -52,10 +50,6 @@ public struct BaselineRanger: Sendable {
             level = kept.reduce(0, +) / Double(kept.count)
         }
         return model.distance(rssi: level, measuredPower: power)
-    }
-
-    public func proximity(_ identity: BeaconIdentity, now: Timestamp) -> Proximity {
-        distance(identity, now: now).map { bands.band(for: $0) } ?? .unknown
     }
 
     /// The venue of the closest fresh beacon.

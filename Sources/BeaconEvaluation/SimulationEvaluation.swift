@@ -99,13 +99,10 @@ public struct SimulationEvaluation: Sendable {
                         isStationary: known?.isStationary ?? false, trueDistance: distance, bands: bands)
                     for (index, ranger) in baselineRangers.enumerated() {
                         bandScores[index + 1].record(
-                            identity, band: ranger.proximity(identity, now: tickTime),
-                            distance: ranger.distance(identity, now: tickTime), accuracy: nil, isStationary: false,
-                            trueDistance: distance, bands: bands)
+                            identity, plainDistance: ranger.distance(identity, now: tickTime), trueDistance: distance, bands: bands)
                     }
                     referenceScore.record(
-                        identity, band: reference.proximity(identity, now: tickTime), distance: reference.distance(identity, now: tickTime),
-                        accuracy: nil, isStationary: false, trueDistance: distance, bands: bands)
+                        identity, plainDistance: reference.distance(identity, now: tickTime), trueDistance: distance, bands: bands)
                 }
             }
             nextTick += Self.tick

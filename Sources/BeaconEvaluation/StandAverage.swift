@@ -18,12 +18,10 @@ public struct StandAverage: Sendable {
     }
 
     private let model: PathLossModel
-    private let bands: ProximityBands
     private var stands: [BeaconIdentity: Stand] = [:]
 
     public init(settings: RangingSettings) {
         model = PathLossModel(exponent: settings.pathLossExponent)
-        bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
     }
 
     /// One row: a new true distance starts a new stand; a row with no
@@ -48,9 +46,5 @@ public struct StandAverage: Sendable {
             now - last <= BaselineRanger.staleAfter
         else { return nil }
         return model.distance(rssi: stand.sum / Double(stand.count), measuredPower: stand.power)
-    }
-
-    public func proximity(_ identity: BeaconIdentity, now: Timestamp) -> Proximity {
-        distance(identity, now: now).map { bands.band(for: $0) } ?? .unknown
     }
 }

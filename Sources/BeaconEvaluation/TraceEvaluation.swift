@@ -67,16 +67,13 @@ public struct TraceEvaluation: Sendable {
                 if let reading {
                     baselineRangers[index].observe(row.identity, rssi: reading, measuredPower: power, at: time)
                 }
-                let kind = baselineRangers[index].kind
-                baselines[kind, default: BandScore()].record(
-                    row.identity, band: baselineRangers[index].proximity(row.identity, now: time),
-                    distance: baselineRangers[index].distance(row.identity, now: time), accuracy: nil, isStationary: false,
+                baselines[baselineRangers[index].kind, default: BandScore()].record(
+                    row.identity, plainDistance: baselineRangers[index].distance(row.identity, now: time),
                     trueDistance: row.trueDistance, bands: bands)
             }
             reference.observe(row.identity, rssi: reading, measuredPower: power, trueDistance: row.trueDistance, at: time)
             standAverage.record(
-                row.identity, band: reference.proximity(row.identity, now: time), distance: reference.distance(row.identity, now: time),
-                accuracy: nil, isStationary: false, trueDistance: row.trueDistance, bands: bands)
+                row.identity, plainDistance: reference.distance(row.identity, now: time), trueDistance: row.trueDistance, bands: bands)
         }
     }
 

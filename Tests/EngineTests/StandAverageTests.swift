@@ -15,7 +15,9 @@ import Testing
         for rssi: Int8 in [-52, -66] { reference.observe(beacon, rssi: rssi, measuredPower: -59, trueDistance: 1, at: now) }
         reference.observe(beacon, rssi: nil, measuredPower: -59, trueDistance: 1, at: now)
         #expect(abs(try #require(reference.distance(beacon, now: now)) - 1) < 1e-9)
-        #expect(reference.proximity(beacon, now: now) == .near)
+        var score = BandScore()
+        score.record(beacon, plainDistance: reference.distance(beacon, now: now), trueDistance: 1, bands: ProximityBands(immediate: 0.5, near: 3))
+        #expect(score.correctBands == 1, "1 m is near")
         // A new true distance: only its own reading counts (−71 dBm: 10^(12/20) m).
         reference.observe(beacon, rssi: -71, measuredPower: -59, trueDistance: 4, at: now)
         #expect(abs(try #require(reference.distance(beacon, now: now)) - pow(10, 12.0 / 20)) < 1e-9)
