@@ -99,8 +99,8 @@ struct EvaluateCommand: ParsableCommand {
         } catch {
             throw Failure("\(path): \(error)")
         }
-        if let reversal = parsed.firstTimeReversal {
-            OutputFile.standardError.write(Array("beacond: warning: \(path): \(reversal)\n".utf8))
+        for warning in parsed.warnings {
+            OutputFile.standardError.write(Array("beacond: warning: \(path): \(warning)\n".utf8))
         }
         let evaluation = TraceEvaluation(trace: sway.map { $0.applied(to: parsed) } ?? parsed, configuration: configuration)
         if let estimates {

@@ -185,11 +185,10 @@ import Testing
         func trace(_ times: [Int]) throws -> Trace {
             try Trace(csv: ([Trace.header] + times.map { "\($0),\(Self.uuid),1,1,-65,-59,2" }).joined(separator: "\n"))
         }
-        #expect(try trace([0, 100, 100, 200]).firstTimeReversal == nil)
+        #expect(try trace([0, 100, 100, 200]).warnings.isEmpty)
         let reversed = try trace([0, 100, 50, 150, 20])
         #expect(reversed.rows.count == 5)
-        let reversal = try #require(reversed.firstTimeReversal)
-        #expect(reversal.line == 4 && reversal.from == 100 && reversal.to == 50)
-        #expect("\(reversal)".hasPrefix("line 4: time_ms goes back from 100 to 50"))
+        #expect(reversed.warnings == [.timeGoesBack(line: 4, from: 100, to: 50)], "the first place only")
+        #expect("\(reversed.warnings[0])".hasPrefix("line 4: time_ms goes back from 100 to 50"))
     }
 }
