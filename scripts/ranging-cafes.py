@@ -38,16 +38,19 @@ FIGURES = [
 
 
 def evaluate(beacond, scenario):
-    output = subprocess.run(
-        [beacond, "evaluate", "--source", f"simulate:{scenario}", "--json"],
-        cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    report = json.loads(output)
+    result = subprocess.run(
+        [beacond, "evaluate", "--source", f"simulate:{scenario}", "--json"], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{beacond} evaluate --source simulate:{scenario}: {result.stderr.strip()}")
+    report = json.loads(result.stdout)
     baselines = {baseline["name"]: baseline for baseline in report["baselines"]}
     return [report["beacond"], baselines["strongest raw RSSI"], baselines["20 s running average"],
             report["reference"]["stand_average"]]
 
 
 def seeded(path, seed, directory):
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: no such scenario (the names are those of scenarios/*.yaml)")
     text = open(path).read()
     if not re.search(r"^seed: .*$", text, flags=re.MULTILINE):
         raise SystemExit(f"{path}: no 'seed:' line to replace")

@@ -28,104 +28,152 @@ public struct Trace: Sendable {
         /// `time_ms` goes back (a merged or re-sorted recording): the rows
         /// are evaluated in file order, so the filters take no time to have passed there.
         case timeGoesBack(line: Int, from: Int64, to: Int64)
-        /// A whole-number column holds a fraction (an export that averaged,
-        /// or wrote every number as floating point): rounded to the nearest
-        /// whole one, as a receiver reports dBm.
-        case rounded(line: Int, column: String, value: String)
+        /// A whole-number column holds a fraction (an export that averaged):
+        /// rounded to the nearest whole one, half away from zero, as a receiver reports dBm.
+        case rounded(line: Int, column: Column, value: String)
+
+        public var line: Int {
+            switch self {
+            case .timeGoesBack(let line, _, _), .rounded(let line, _, _): line
+            }
+        }
 
         public var description: String {
             switch self {
             case .timeGoesBack(let line, let from, let to):
                 "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures mean less"
             case .rounded(let line, let column, let value):
-                "line \(line): \(column) \(value) is not a whole number; rounded, here and wherever else the file has fractions"
+                "line \(line): \(column.rawValue) \(value) is not a whole number; rounded, here and wherever else the file has fractions"
             }
         }
     }
 
-    public static let header = "time_ms,uuid,major,minor,rssi,measured_power,true_distance_m"
-    public var rows: [Row]
-    /// Found when the file is parsed, the first of each kind (`Sway` changes RSSI only, never times).
-    public private(set) var warnings: [Warning] = []
+    /// The columns SPEC names, in its order.
+    public enum Column: String, CaseIterable, Sendable {
+        case time = "time_ms", uuid, major, minor, rssi
+        case measuredPower = "measured_power"
+        case trueDistance = "true_distance_m"
+    }
 
-    /// Parses the CSV text; the header names the columns, so their order may
-    /// vary and other columns are ignored. What spreadsheets and pandas add
-    /// is accepted: a byte-order mark, CRLF, quoted fields, blank lines,
-    /// whole numbers written as `-61.0`.
+    public static let header = Column.allCases.map(\.rawValue).joined(separator: ",")
+    public var rows: [Row] = []
+    /// The first of each kind, in line order.
+    public var warnings: [Warning] { [firstReversal, firstRounding].compactMap { $0 }.sorted { $0.line < $1.line } }
+    private var firstReversal: Warning?
+    private var firstRounding: Warning?
+
+    /// Parses the CSV text. The header names the columns, so their order may
+    /// vary and other columns are ignored; what spreadsheets and pandas
+    /// write is read as the plain form (a byte-order mark, CRLF, blank and
+    /// empty rows, quoted fields, whole numbers written as `-61.0`).
     public init(csv text: String) throws(ParseError) {
+        var lines = Self.lines(text).makeIterator()
+        guard let (headerNumber, headerLine) = lines.next() else {
+            throw ParseError(line: 1, message: "empty trace; expected the header \(Self.header)")
+        }
+        let header = try Self.fields(headerLine, line: headerNumber)
+        let columns = try Self.columns(header, line: headerNumber)
+        while let (number, line) = lines.next() {
+            let fields = try Self.fields(line, line: number)
+            if fields.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { continue }  // a spreadsheet's empty row
+            guard fields.count == header.count else {
+                throw ParseError(line: number, message: "\(fields.count) fields where the header has \(header.count)")
+            }
+            var reader = RowReader(line: number, fields: fields, columns: columns)
+            let row = try reader.row()
+            firstRounding = firstRounding ?? reader.rounding
+            if let previous = rows.last?.timeMilliseconds, row.timeMilliseconds < previous {
+                firstReversal = firstReversal ?? .timeGoesBack(line: number, from: previous, to: row.timeMilliseconds)
+            }
+            rows.append(row)
+        }
+        guard !rows.isEmpty else { throw ParseError(line: headerNumber, message: "no rows after the header") }
+    }
+
+    /// The lines that are not blank, numbered as an editor shows them (LF,
+    /// CRLF or CR ends, a CRLF being one `Character`; a byte-order mark dropped).
+    private static func lines(_ text: String) -> [(number: Int, text: Substring)] {
         let text = text.first == "\u{FEFF}" ? Substring(text.dropFirst()) : Substring(text)
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated()
-            .filter { !$0.element.trimming(while: \.isWhitespace).isEmpty }.makeIterator()
-        guard let (_, headerLine) = lines.next() else { throw ParseError(line: 1, message: "empty trace; expected the header \(Self.header)") }
-        let names = Self.fields(headerLine)
-        var column: [String: Int] = [:]
-        for (index, name) in names.enumerated() where column[name] == nil { column[name] = index }
-        let required = Self.header.split(separator: ",").map(String.init)
-        let missing = required.filter { column[$0] == nil }
+        return text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }.enumerated()
+            .compactMap { index, line in line.allSatisfy(\.isWhitespace) ? nil : (index + 1, line) }
+    }
+
+    private static func fields(_ line: Substring, line number: Int) throws(ParseError) -> [String] {
+        do {
+            return try CSVLine.fields(line)
+        } catch {
+            throw ParseError(line: number, message: "\(error)")
+        }
+    }
+
+    /// Where each column is, from the header: every one SPEC names, once.
+    private static func columns(_ names: [String], line: Int) throws(ParseError) -> [Column: Int] {
+        var columns: [Column: Int] = [:]
+        for (index, name) in names.enumerated() {
+            guard let column = Column(rawValue: String(name.trimming(while: \.isWhitespace))) else { continue }
+            if let first = columns[column] {
+                throw ParseError(line: line, message: "\(column.rawValue) names columns \(first + 1) and \(index + 1)")
+            }
+            columns[column] = index
+        }
+        let missing = Column.allCases.filter { columns[$0] == nil }
         guard missing.isEmpty else {
-            throw ParseError(line: 1, message: "missing column(s) \(missing.joined(separator: ", ")); expected \(Self.header)")
+            throw ParseError(
+                line: line, message: "missing column(s) \(missing.map(\.rawValue).joined(separator: ", ")); expected \(Self.header)")
         }
-        rows = []
-        var rounded = false
-        while let (index, line) = lines.next() {
-            var fields = RowFields(line: index + 1, values: Self.fields(line), column: column)
-            guard fields.values.count >= names.count else {
-                throw ParseError(line: index + 1, message: "\(fields.values.count) fields where the header has \(names.count): '\(line)'")
-            }
-            let time: Int64 = try fields.whole("time_ms")
-            guard let uuid = UUID(uuidString: fields["uuid"]) else {
-                throw ParseError(line: index + 1, message: "uuid '\(fields["uuid"])' is not a UUID")
-            }
-            let identity = BeaconIdentity(uuid: uuid, major: try fields.whole("major", exactly: true), minor: try fields.whole("minor", exactly: true))
-            let rssi: Int8 = try fields.whole("rssi")
-            let power: Int8 = try fields.whole("measured_power")
-            guard let distance = Double(fields["true_distance_m"]), distance.isFinite, distance >= 0 else {
-                throw ParseError(line: index + 1, message: "true_distance_m '\(fields["true_distance_m"])' is not a distance in metres (a number, 0 or more)")
-            }
-            if let rounding = fields.rounding, !rounded {
-                warnings.append(rounding)
-                rounded = true
-            }
-            if !warnings.contains(where: { if case .timeGoesBack = $0 { true } else { false } }),
-                let previous = rows.last?.timeMilliseconds, time < previous
-            {
-                warnings.append(.timeGoesBack(line: index + 1, from: previous, to: time))
-            }
-            rows.append(Row(timeMilliseconds: time, identity: identity, rssi: rssi, measuredPower: power, trueDistance: distance))
-        }
+        return columns
     }
 
-    /// A line's fields, trimmed and unquoted (no field of a trace holds a comma).
-    private static func fields(_ line: Substring) -> [String] {
-        line.split(separator: ",", omittingEmptySubsequences: false).map { raw in
-            let field = raw.trimming(while: \.isWhitespace)
-            let unquoted = field.count >= 2 && field.first == "\"" && field.last == "\"" ? field.dropFirst().dropLast() : field
-            return String(unquoted.trimming(while: \.isWhitespace))
-        }
-    }
-
-    /// One row's fields by column name, read as the types a row needs.
-    private struct RowFields {
+    /// One row's fields read as the types a row needs, each error naming the field.
+    private struct RowReader {
         let line: Int
-        let values: [String]
-        let column: [String: Int]
-        /// The first fraction rounded in this row.
-        var rounding: Warning?
+        let fields: [String]
+        let columns: [Column: Int]
+        /// The first fraction this row rounded.
+        private(set) var rounding: Warning?
 
-        subscript(name: String) -> String { values[column[name]!] }
+        init(line: Int, fields: [String], columns: [Column: Int]) {
+            self.line = line
+            self.fields = fields
+            self.columns = columns
+        }
+
+        mutating func row() throws(ParseError) -> Row {
+            let time: Int64 = try whole(.time)
+            guard let uuid = UUID(uuidString: self[.uuid]) else { throw problem(.uuid, "is not a UUID") }
+            let identity = BeaconIdentity(uuid: uuid, major: try whole(.major, exactly: true), minor: try whole(.minor, exactly: true))
+            let rssi: Int8 = try whole(.rssi)
+            let power: Int8 = try whole(.measuredPower)
+            guard let distance = Self.decimal(self[.trueDistance]), distance >= 0 else {
+                throw problem(.trueDistance, "is not a distance in metres (a number, 0 or more)")
+            }
+            return Row(timeMilliseconds: time, identity: identity, rssi: rssi, measuredPower: power, trueDistance: distance)
+        }
+
+        private subscript(column: Column) -> String { String(fields[columns[column]!].trimming(while: \.isWhitespace)) }
 
         /// A whole number of type `T`; a fraction is rounded unless `exactly` (an identity is never rounded).
-        mutating func whole<T: FixedWidthInteger>(_ name: String, exactly: Bool = false) throws(ParseError) -> T {
-            let text = self[name]
-            if let value = T(text) { return value }
-            if let number = Double(text), number.isFinite {
-                let nearest = number.rounded()
-                if nearest == number || !exactly, let value = T(exactly: nearest) {
-                    if nearest != number, rounding == nil { rounding = .rounded(line: line, column: name, value: text) }
-                    return value
-                }
+        private mutating func whole<T: FixedWidthInteger>(_ column: Column, exactly: Bool = false) throws(ParseError) -> T {
+            guard let number = Self.decimal(self[column]) else { throw problem(column, "is not a number") }
+            let nearest = number.rounded()
+            guard nearest == number || !exactly else { throw problem(column, "is not a whole number") }
+            guard let value = T(exactly: nearest) else {
+                let range = "\(T.min)…\(T.max)"
+                throw problem(column, nearest == number ? "is outside \(range)" : "rounds to \(Int64(exactly: nearest).map(String.init) ?? "\(nearest)"), outside \(range)")
             }
-            throw ParseError(line: line, message: "\(name) '\(text)' is not a whole number from \(T.min) to \(T.max)")
+            if nearest != number, rounding == nil { rounding = .rounded(line: line, column: column, value: self[column]) }
+            return value
+        }
+
+        /// A plain decimal number (sign, digits, point): no exponent, hex or
+        /// infinity, which in a trace are a spreadsheet's damage, not data.
+        private static func decimal(_ text: String) -> Double? {
+            guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-" || $0 == "+" || $0 == ".") }) else { return nil }
+            return Double(text)
+        }
+
+        private func problem(_ column: Column, _ message: String) -> ParseError {
+            ParseError(line: line, message: "\(column.rawValue) '\(self[column])' \(message)")
         }
     }
 }
