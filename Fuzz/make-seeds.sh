@@ -115,4 +115,13 @@ AIR="D6 BE 89 8E 02 24 $ADDR $AD 00 00 00"
     echo "1714564800.5 > 04 $EVENT"
 } > seeds/hcidump.txt
 
+# A trace CSV for `beacond evaluate --trace`, as a spreadsheet exports one:
+# a byte-order mark, CRLF, reordered and quoted columns, a fraction, an empty row.
+{
+    printf '\xef\xbb\xbf"uuid",rssi,time_ms,note,major,minor,measured_power,true_distance_m\r\n'
+    printf 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,-60.0,0,"by the door, ""left""",1,1,-59,1.0\r\n'
+    printf ',,,,,,,\r\n'
+    printf 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,-71.5,100,,1,2,-65,2.5\r\n'
+} > seeds/trace.csv
+
 ls -l seeds

@@ -1,10 +1,12 @@
 import BeaconCore
+import BeaconEvaluation
 
 /// Results are folded in here so the optimiser cannot drop the work.
 nonisolated(unsafe) private var sink = 0
 
 /// libFuzzer's entry point: every decoder BeaconCore runs on untrusted bytes
-/// gets the input, and none of them may trap, whatever the bytes.
+/// gets the input, and so does the trace reader (a recording brought from
+/// elsewhere); none of them may trap, whatever the bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes: [UInt8] = if let data, size > 0 { Array(UnsafeBufferPointer(start: data, count: size)) } else { [] }
@@ -42,6 +44,14 @@ private func exercise(_ input: ArraySlice<UInt8>) {
         }
         sink &+= decoder.events &+ decoder.advertisements &+ decoder.iBeacons &+ decoder.malformed
         sink &+= reader.skippedRecords &+ (reader.failure == nil ? 0 : 1)
+    }
+
+    // 4. The input as a trace CSV (invalid UTF-8 replaced, as `evaluate` reads a file).
+    do {
+        let trace = try Trace(csv: String(decoding: input, as: UTF8.self))
+        sink &+= trace.rows.count &+ trace.warnings.count
+    } catch {
+        sink &+= error.line
     }
 }
 
