@@ -4,6 +4,7 @@ and 20 s-average baselines on synthetic traces and on the office recordings
 with a random hand sway added.
 
     scripts/ranging-walks.py [--beacond .build/debug/beacond]
+    scripts/ranging-walks.py --stands-only --receivers 1hz-averaged --seeds 3 [--keep DIR]
 
 Every trace is written to a temporary directory and scored with
 `beacond evaluate --trace FILE --json`; nothing here is fitted, and the seeds
@@ -174,7 +175,10 @@ def swayed_recording(source, path, sigma, tau, generator):
 
 
 def score(beacond, path):
-    result = json.loads(subprocess.run([beacond, "evaluate", "--trace", path, "--json"], check=True, capture_output=True, text=True).stdout)
+    run = subprocess.run([beacond, "evaluate", "--trace", path, "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{beacond} evaluate --trace {path}: {run.stderr.strip()}")
+    result = json.loads(run.stdout)
     figures = [result["beacond"], result["baselines"]["raw"], result["baselines"]["average_20s"], result["reference"]["stand_average"]]
     return [f["median_distance_error_m"] for f in figures], [f["band_accuracy"] for f in figures], result["beacond"]["accuracy_coverage"]
 
@@ -182,45 +186,63 @@ def score(beacond, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--beacond", default=os.path.join(ROOT, ".build/debug/beacond"))
-    beacond = parser.parse_args().beacond
+    parser.add_argument("--stands-only", action="store_true", help="skip the first table (the walks)")
+    parser.add_argument("--receivers", nargs="+", choices=list(STAND_RECEIVERS), default=list(STAND_RECEIVERS),
+                        help="the stands' receivers to run (all by default)")
+    parser.add_argument("--seeds", type=int, default=8, help="seeds per receiver (8 by default)")
+    parser.add_argument("--keep", metavar="DIR", help="write the traces into DIR and keep them")
+    arguments = parser.parse_args()
+    if arguments.keep:
+        os.makedirs(arguments.keep, exist_ok=True)
+    with tempfile.TemporaryDirectory() as temporary:
+        directory = arguments.keep or temporary
+        if not arguments.stands_only:
+            walks(arguments.beacond, directory)
+        stands_table(arguments.beacond, directory, arguments.receivers, arguments.seeds)
+
+
+def walks(beacond, directory):
     print(f"{'trace':28} {'median error (m): beacond / raw / 20 s':40} bands (%): beacond / raw / 20 s")
-    with tempfile.TemporaryDirectory() as directory:
-        cases = []
-        for seed in (1, 2, 3):
-            for kind in ("ramp", "steps", "hand1hz", "handou"):
-                generator = random.Random(f"{kind}-{seed}")
-                noise = lambda: 4 * generator.gauss(0, 1)
-                rows = handou(noise, generator) if kind == "handou" else globals()[kind](noise)
-                path = os.path.join(directory, f"{kind}-s{seed}.csv")
-                write(path, rows)
+    cases = []
+    for seed in (1, 2, 3):
+        for kind in ("ramp", "steps", "hand1hz", "handou"):
+            generator = random.Random(f"{kind}-{seed}")
+            noise = lambda: 4 * generator.gauss(0, 1)
+            rows = handou(noise, generator) if kind == "handou" else globals()[kind](noise)
+            path = os.path.join(directory, f"{kind}-s{seed}.csv")
+            write(path, rows)
+            cases.append(path)
+    for name, short in (("lcn22-office-pi-to-pi4", "pi"), ("lcn22-office-oneplus-to-pi4", "oneplus")):
+        for sigma, tau in ((3, 2), (3, 5), (4, 10)):
+            for seed in (1, 2):
+                path = os.path.join(directory, f"ou-{short}-{sigma}dB-{tau}s-s{seed}.csv")
+                source = os.path.join(ROOT, "Tests/Data", f"trace-{name}.csv")
+                swayed_recording(source, path, sigma, tau, random.Random(f"{short}-{sigma}-{tau}-{seed}"))
                 cases.append(path)
-        for name, short in (("lcn22-office-pi-to-pi4", "pi"), ("lcn22-office-oneplus-to-pi4", "oneplus")):
-            for sigma, tau in ((3, 2), (3, 5), (4, 10)):
-                for seed in (1, 2):
-                    path = os.path.join(directory, f"ou-{short}-{sigma}dB-{tau}s-s{seed}.csv")
-                    source = os.path.join(ROOT, "Tests/Data", f"trace-{name}.csv")
-                    swayed_recording(source, path, sigma, tau, random.Random(f"{short}-{sigma}-{tau}-{seed}"))
-                    cases.append(path)
-        for path in sorted(cases):
-            errors, bands, _ = score(beacond, path)
-            print(f"{os.path.basename(path)[:-4]:28} {' / '.join(f'{e:.3f}' for e in errors[:3]):40} {' / '.join(f'{100 * b:.1f}' for b in bands[:3])}")
-        print(f"\n{'stands, 8 seeds (means)':28} {'median error (m): beacond / raw / 20 s, won (stand average)':62} {'bands (%): beacond / raw / 20 s, won (stand average)':54} coverage (%)")
-        for receiver in STAND_RECEIVERS:
-            scores = []
-            for seed in range(1, 9):
-                path = os.path.join(directory, f"stands-{receiver}-s{seed}.csv")
-                write(path, stands(receiver, random.Random(f"stands-{receiver}-{seed}")))
-                scores.append(score(beacond, path))
-            errors = [statistics.mean(s[0][i] for s in scores) for i in range(4)]
-            bands = [100 * statistics.mean(s[1][i] for s in scores) for i in range(4)]
-            won_errors = sum(s[0][0] < min(s[0][1:3]) for s in scores)
-            won_bands = sum(s[1][0] > max(s[1][1:3]) for s in scores)
-            coverage = [100 * s[2] for s in scores]
-            print(
-                f"{receiver:28} {' / '.join(f'{e:.3f}' for e in errors[:3]) + f', {won_errors} of 8 ({errors[3]:.3f})':62} "
-                f"{' / '.join(f'{b:.1f}' for b in bands[:3]) + f', {won_bands} of 8 ({bands[3]:.1f})':54} "
-                f"{statistics.mean(coverage):.1f} ({min(coverage):.0f}-{max(coverage):.0f})"
-            )
+    for path in sorted(cases):
+        errors, bands, _ = score(beacond, path)
+        print(f"{os.path.basename(path)[:-4]:28} {' / '.join(f'{e:.3f}' for e in errors[:3]):40} {' / '.join(f'{100 * b:.1f}' for b in bands[:3])}")
+    print()
+
+
+def stands_table(beacond, directory, receivers, seeds):
+    print(f"{f'stands, {seeds} seeds (means)':28} {'median error (m): beacond / raw / 20 s, won (stand average)':62} {'bands (%): beacond / raw / 20 s, won (stand average)':54} coverage (%)")
+    for receiver in receivers:
+        scores = []
+        for seed in range(1, seeds + 1):
+            path = os.path.join(directory, f"stands-{receiver}-s{seed}.csv")
+            write(path, stands(receiver, random.Random(f"stands-{receiver}-{seed}")))
+            scores.append(score(beacond, path))
+        errors = [statistics.mean(s[0][i] for s in scores) for i in range(4)]
+        bands = [100 * statistics.mean(s[1][i] for s in scores) for i in range(4)]
+        won_errors = sum(s[0][0] < min(s[0][1:3]) for s in scores)
+        won_bands = sum(s[1][0] > max(s[1][1:3]) for s in scores)
+        coverage = [100 * s[2] for s in scores]
+        print(
+            f"{receiver:28} {' / '.join(f'{e:.3f}' for e in errors[:3]) + f', {won_errors} of {seeds} ({errors[3]:.3f})':62} "
+            f"{' / '.join(f'{b:.1f}' for b in bands[:3]) + f', {won_bands} of {seeds} ({bands[3]:.1f})':54} "
+            f"{statistics.mean(coverage):.1f} ({min(coverage):.0f}-{max(coverage):.0f})"
+        )
 
 
 if __name__ == "__main__":

@@ -38,4 +38,32 @@ import Testing
         #expect(cells[2].hasPrefix(String(format: "%.3f / ", median)), "\(cells[2]) against \(median)")
         #expect(cells[2].hasSuffix(")"), "the stand average in brackets: \(cells[2])")
     }
+
+    /// `scripts/ranging-walks.py`'s stands with one seed and the trace kept:
+    /// its row holds what `evaluate --trace --json` gives on that trace.
+    @Test func theStandsScriptReportsWhatEvaluateSaysOnTheTraceItWrote() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = try await TestSupport.run(
+            "/usr/bin/env",
+            [
+                "python3", TestSupport.repository("scripts/ranging-walks.py"), "--beacond", TestSupport.product("beacond"),
+                "--stands-only", "--receivers", "10hz", "--seeds", "1", "--keep", directory.path,
+            ])
+        #expect(script.status == 0, "\(script.stderr)")
+        let row = try #require(script.stdout.split(separator: "\n").first { $0.hasPrefix("10hz ") }, "\(script.stdout)")
+        let direct = try await TestSupport.run(
+            TestSupport.product("beacond"), ["evaluate", "--trace", directory.appendingPathComponent("stands-10hz-s1.csv").path, "--json"])
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(direct.stdout.utf8)) as? [String: Any])
+        let beacond = try #require(report["beacond"] as? [String: Any])
+        let median = try #require(beacond["median_distance_error_m"] as? Double)
+        let bands = try #require(beacond["band_accuracy"] as? Double)
+        // "10hz   0.504 / 0.756 / 0.530, 1 of 1 (0.558)   83.6 / 72.5 / 84.8, 1 of 1 (83.7)   59.6 (55-64)"
+        let cells = row.dropFirst("10hz".count).split(separator: "  ", omittingEmptySubsequences: true)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(cells.count == 3, "\(cells)")
+        #expect(cells[0].hasPrefix(String(format: "%.3f / ", median)), "\(cells[0]) against \(median)")
+        #expect(cells[1].hasPrefix(String(format: "%.1f / ", bands * 100)), "\(cells[1]) against \(bands)")
+    }
 }
