@@ -66,4 +66,45 @@ import Testing
         #expect(cells[0].hasPrefix(String(format: "%.3f / ", median)), "\(cells[0]) against \(median)")
         #expect(cells[1].hasPrefix(String(format: "%.1f / ", bands * 100)), "\(cells[1]) against \(bands)")
     }
+
+    /// `scripts/make-trace.py` turns `beacond scan --json` lines and a list
+    /// of stands into a trace `evaluate` reads: the stand's distance inside a
+    /// stand, a walk's in between, 127 for a sighting without RSSI, times from
+    /// the recording's first sighting whichever beacon it is of.
+    @Test func aSiteRecordingBecomesATrace() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        var lines: [String] = []
+        for step in 0..<100 {  // 10 s at 10 Hz; minor 2 heard first, once
+            let time = 1_700_000_000_000_000 + step * 100_000
+            if step == 0 { lines.append(#"{"time_us":\#(time - 50_000),"uuid":"\#(uuid)","major":1,"minor":2,"measured_power":-59,"rssi":-80}"#) }
+            let rssi = step == 30 ? "" : #","rssi":\#(step < 50 ? -60 : -70)"#
+            lines.append(#"{"time_us":\#(time),"uuid":"\#(uuid.lowercased())","major":1,"minor":1,"measured_power":-59\#(rssi)}"#)
+        }
+        let sightings = directory.appendingPathComponent("site.jsonl").path
+        let stands = directory.appendingPathComponent("stands.csv").path
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: sightings))
+        try Data("start_s,end_s,distance_m\n0,4,1.0\n6,9,3.0\n".utf8).write(to: URL(fileURLWithPath: stands))
+
+        let made = try await TestSupport.run(
+            "/usr/bin/env", ["python3", TestSupport.repository("scripts/make-trace.py"), sightings, stands, "--beacon", "\(uuid)/1/1"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let rows = made.stdout.split(separator: "\n").map(String.init)
+        #expect(rows.first == "time_ms,uuid,major,minor,rssi,measured_power,true_distance_m")
+        // The first sighting (minor 2) is at 0; minor 1 starts 50 ms later and
+        // is kept from 0.05 s to 9 s: 90 rows after the header.
+        #expect(rows.count == 91, "\(rows.count) rows")
+        #expect(rows[1] == "50,\(uuid),1,1,-60,-59,1.000")
+        #expect(rows.contains("3050,\(uuid),1,1,127,-59,1.000"), "no reading")
+        #expect(rows.contains("5050,\(uuid),1,1,-70,-59,2.050"), "a walk from 1 m (4 s) to 3 m (6 s)")
+        #expect(rows.last == "8950,\(uuid),1,1,-70,-59,3.000")
+        #expect(made.stderr.contains("stand 0-4 s at 1 m, \(uuid)/1/1: 39 rows, median RSSI -60 dBm"), "\(made.stderr)")
+
+        let trace = directory.appendingPathComponent("site.csv").path
+        try Data(made.stdout.utf8).write(to: URL(fileURLWithPath: trace))
+        let evaluated = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--json"])
+        #expect(evaluated.status == 0, "\(evaluated.stderr)")
+        #expect(evaluated.stderr.isEmpty, "no warning: \(evaluated.stderr)")
+    }
 }
