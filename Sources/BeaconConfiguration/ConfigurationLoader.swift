@@ -1,6 +1,12 @@
 import BeaconCore
 import BeaconSimulation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -14,7 +20,7 @@ import Foundation
 /// problem is refused whole, so beacond never runs half-configured.
 public enum ConfigurationLoader {
     public static func load(contentsOf path: String) throws(ConfigurationError) -> Configuration {
-        try parse(try read(path), file: path)
+        try parse(try bytes(of: path), file: path)
     }
 
     public static func parse(_ yaml: String, file: String) throws(ConfigurationError) -> Configuration {
@@ -28,7 +34,7 @@ public enum ConfigurationLoader {
     /// A scenario file (`scenarios/cafe.yaml`); its name is the file's base name.
     public static func loadScenario(contentsOf path: String) throws(ConfigurationError) -> Scenario {
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        return try parseScenario(try read(path), file: path, name: name)
+        return try parseScenario(try bytes(of: path), file: path, name: name)
     }
 
     public static func parseScenario(_ yaml: String, file: String, name: String) throws(ConfigurationError) -> Scenario {
@@ -75,20 +81,40 @@ public enum ConfigurationLoader {
     }
 
     /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be read.
-    private static func read(_ path: String) throws(ConfigurationError) -> [UInt8] {
-        var isDirectory = false
-        let problem: String
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            problem = "no such file"
-        } else if isDirectory {
-            problem = "it is a directory"
-        } else if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
-            problem = "\(size) bytes is too large; a configuration or scenario is at most \(maximumFileSize >> 20) MiB"
-        } else if let data = FileManager.default.contents(atPath: path) {
-            return Array(data)
-        } else {
-            problem = FileManager.default.isReadableFile(atPath: path) ? "read error" : "permission denied"
+    ///
+    /// Read with POSIX calls, at most one byte past the limit: the limit then
+    /// holds however the file's size is reported (FileManager's size attribute
+    /// is not an `Int` under FoundationEssentials, and the check built on it
+    /// let a 20 MB file through) and if the file grows while it is read.
+    private static func bytes(of path: String) throws(ConfigurationError) -> [UInt8] {
+        func failure(_ problem: String) -> ConfigurationError {
+            ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(problem)")])
         }
-        throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(problem)")])
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw failure(errno == ENOENT ? "no such file" : errno == EACCES ? "permission denied" : String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw failure(String(cString: strerror(errno))) }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw failure("it is a directory") }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
+        // Room for the size fstat reports, and more only if the file turns out longer.
+        var bytes = [UInt8](repeating: 0, count: min(max(Int(status.st_size), 0), maximumFileSize) + 1)
+        var count = 0
+        while count <= maximumFileSize {
+            if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, maximumFileSize + 1 - count)) }
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw failure("read error: \(String(cString: strerror(errno)))")
+            }
+            count += got
+        }
+        guard count <= maximumFileSize else {
+            throw failure("more than \(maximumFileSize >> 20) MiB; a configuration or scenario is at most that")
+        }
+        return Array(bytes[..<count])
     }
 }

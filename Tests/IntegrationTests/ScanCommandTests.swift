@@ -214,4 +214,28 @@ import Testing
         #expect(bad.stderr.contains("\(broken):7: venues[0].beacon.major: expected an integer 0...65535, got 70000"))
         #expect(bad.stderr.contains("\(broken):8: venues[0].colour: unknown key"))
     }
+
+    /// The size limit holds in the program itself, not only in the tests'
+    /// process (where full Foundation is loaded): a file over 8 MiB of valid
+    /// YAML, a FIFO and a character device are refused unread.
+    @Test func checkConfigRefusesAFileOverTheLimitAndWhatIsNoFile() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let huge = directory.appendingPathComponent("huge.yaml").path
+        try Data(("source: auto\n" + String(repeating: "\n", count: 8 << 20)).utf8).write(to: URL(fileURLWithPath: huge))
+        let refused = try TestSupport.run(TestSupport.product("beacond"), ["check-config", huge])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("\(huge): cannot read: more than 8 MiB"), "\(refused.stderr)")
+        let small = directory.appendingPathComponent("small.yaml").path
+        try Data(("source: auto\n" + String(repeating: "\n", count: 1 << 20)).utf8).write(to: URL(fileURLWithPath: small))
+        #expect(try TestSupport.run(TestSupport.product("beacond"), ["check-config", small]).status == 0)
+
+        let fifo = directory.appendingPathComponent("fifo.yaml").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in [fifo, "/dev/zero"] {
+            let result = try TestSupport.run(TestSupport.product("beacond"), ["check-config", path])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("\(path): cannot read: not a regular file"), "\(result.stderr)")
+        }
+    }
 }
