@@ -11,6 +11,7 @@ import PackageDescription
 /// - `BeaconConfiguration`: `beacons.yaml` (libyaml), validated with file:line messages.
 /// - `BeaconSources`: where advertisements come from (replay, simulate, hci, bluez).
 /// - `BeaconThreads`: a POSIX thread for blocking work (the HCI socket, libmosquitto's loop), outside the pure core.
+/// - `BeaconFiles`: a named file read whole and bounded (configurations, captures, traces, secrets).
 /// - `BeaconService`: the service's main job: source → engine → log, state on disk.
 /// - `BeacondAPI`: org.beacond declared once (names, types, keys, errors), pure; the reference is generated from it.
 /// - `BeacondBus`: that declaration on the binding: dispatch, values to and from D-Bus, the introspection XML.
@@ -45,7 +46,7 @@ let package = Package(
         .target(name: "BeaconEvaluation", dependencies: ["BeaconCore", "BeaconSimulation"]),
         .target(
             name: "BeaconConfiguration",
-            dependencies: ["BeaconCore", "BeaconSimulation", "CLibYAML"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconFiles", "CLibYAML"]
         ),
         .systemLibrary(
             name: "CLibYAML",
@@ -69,13 +70,14 @@ let package = Package(
         ),
         .target(
             name: "BeaconMQTT",
-            dependencies: ["BeaconCore", "BeaconThreads", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["BeaconCore", "BeaconThreads", "BeaconFiles", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "BeaconSources",
-            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "BeaconThreads", "CBluetooth", "DBus"]
+            dependencies: ["BeaconCore", "BeaconConfiguration", "BeaconSimulation", "BeaconThreads", "BeaconFiles", "CBluetooth", "DBus"]
         ),
         .target(name: "BeaconThreads"),
+        .target(name: "BeaconFiles"),
         .target(name: "DBus", dependencies: ["BeaconThreads", "CDBus"]),
         .target(name: "BeacondAPI", dependencies: ["BeaconCore"]),
         .target(name: "BeacondBus", dependencies: ["BeacondAPI", "BeaconCore", "DBus"]),
@@ -86,7 +88,7 @@ let package = Package(
         .target(
             name: "BeaconService",
             dependencies: [
-                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "DBus", "BeacondAPI", "BeacondBus",
+                "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "BeaconFiles", "DBus", "BeacondAPI", "BeacondBus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -96,7 +98,7 @@ let package = Package(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation",
-                "BeaconService", "DBus",
+                "BeaconService", "BeaconFiles", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -133,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SourcesTests",
-            dependencies: ["BeaconCore", "BeaconSources", "BeaconThreads", "DBus"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconThreads", "BeaconFiles", "DBus"]
         ),
         .testTarget(
             name: "MQTTTests",

@@ -1,11 +1,6 @@
 import BeaconCore
+import BeaconFiles
 import BeaconSimulation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -81,40 +76,11 @@ public enum ConfigurationLoader {
     }
 
     /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be read.
-    ///
-    /// Read with POSIX calls, at most one byte past the limit: the limit then
-    /// holds however the file's size is reported (FileManager's size attribute
-    /// is not an `Int` under FoundationEssentials, and the check built on it
-    /// let a 20 MB file through) and if the file grows while it is read.
     private static func bytes(of path: String) throws(ConfigurationError) -> [UInt8] {
-        func failure(_ problem: String) -> ConfigurationError {
-            ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(problem)")])
+        do {
+            return try RegularFile.read(path, limit: maximumFileSize)
+        } catch {
+            throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(error)")])
         }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else {
-            throw failure(errno == ENOENT ? "no such file" : errno == EACCES ? "permission denied" : String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw failure(String(cString: strerror(errno))) }
-        guard status.st_mode & S_IFMT != S_IFDIR else { throw failure("it is a directory") }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
-        // Room for the size fstat reports, and more only if the file turns out longer.
-        var bytes = [UInt8](repeating: 0, count: min(max(Int(status.st_size), 0), maximumFileSize) + 1)
-        var count = 0
-        while count <= maximumFileSize {
-            if count == bytes.count { bytes += repeatElement(0, count: min(bytes.count, maximumFileSize + 1 - count)) }
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
-            if got == 0 { break }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw failure("read error: \(String(cString: strerror(errno)))")
-            }
-            count += got
-        }
-        guard count <= maximumFileSize else {
-            throw failure("more than \(maximumFileSize >> 20) MiB; a configuration or scenario is at most that")
-        }
-        return Array(bytes[..<count])
     }
 }

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconFiles
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -78,17 +79,19 @@ struct NodeReader {
         return broker == nil ? nil : settings
     }
 
-    /// A file named in the configuration, relative to it, that beacond can read now.
+    /// A file named in the configuration, relative to it, that beacond can
+    /// read now, as the service will (`MQTTSettings.namedFileLimit`): reading
+    /// it is the only check that a FIFO or a device would not pass.
     private mutating func readableFile(_ node: YAMLNode, _ field: String) -> String? {
         guard let text = string(node, field), !text.isEmpty else { return nil }
         let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
-        var isDirectory = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory else {
-            report(node, field, "no such file: \(path)")
-            return nil
-        }
-        guard FileManager.default.isReadableFile(atPath: path) else {
+        do {
+            _ = try RegularFile.read(path, limit: MQTTSettings.namedFileLimit)
+        } catch .permissionDenied {
             report(node, field, "cannot read \(path): permission denied (beacond runs as its own user; make the file readable to it)")
+            return nil
+        } catch {
+            report(node, field, "cannot read \(path): \(error)")
             return nil
         }
         return path

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconFiles
 import BeaconThreads
 import CMosquitto
 import Dispatch
@@ -201,8 +202,11 @@ public final class MQTTPublisher: Sendable {
         if let username = settings.username {
             let password: String?
             if let file = settings.passwordFile {
-                guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                    session.lastLibraryError = "cannot read the password file \(file)"
+                let text: String
+                do {
+                    text = String(decoding: try RegularFile.read(file, limit: MQTTSettings.namedFileLimit), as: UTF8.self)
+                } catch {
+                    session.lastLibraryError = "cannot read the password file \(file): \(error)"
                     return MOSQ_ERR_AUTH.rawValue
                 }
                 password = String(text.trimming(while: \.isNewline))

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconFiles
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -25,13 +26,23 @@ public struct StateStore: Sendable {
         case unusable(String)
     }
 
+    /// Far more than the state of the most regions and venues beacond keeps
+    /// (a few hundred bytes each); a larger file is not read but replaced.
+    static let largestState = 16 << 20
+
     public func load() -> LoadResult {
-        guard FileManager.default.fileExists(atPath: path) else { return .missing }
-        guard let data = FileManager.default.contents(atPath: path) else { return .unusable("cannot read \(path)") }
+        let bytes: [UInt8]
         do {
-            return .loaded(try JSONDecoder().decode(EngineState.self, from: data))
+            bytes = try RegularFile.read(path, limit: Self.largestState)
+        } catch .noSuchFile {
+            return .missing
         } catch {
-            return .unusable("\(path) is corrupt (\(data.count) bytes): \(error)")
+            return .unusable("cannot read \(path): \(error)")
+        }
+        do {
+            return .loaded(try JSONDecoder().decode(EngineState.self, from: Data(bytes)))
+        } catch {
+            return .unusable("\(path) is corrupt (\(bytes.count) bytes): \(error)")
         }
     }
 

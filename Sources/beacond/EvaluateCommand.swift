@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfiguration
 import BeaconCore
 import BeaconEvaluation
+import BeaconFiles
 import BeaconSimulation
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -92,10 +93,15 @@ struct EvaluateCommand: ParsableCommand {
     }
 
     private func evaluateTrace(_ path: String, configuration: Configuration) throws {
-        guard let data = FileManager.default.contents(atPath: path) else { throw Failure("cannot read \(path)") }
+        let bytes: [UInt8]
+        do {
+            bytes = try RegularFile.read(path, limit: 256 << 20)  // some 4 M rows; the largest shared trace is 3 MB
+        } catch {
+            throw Failure("cannot read \(path): \(error)")
+        }
         let parsed: Trace
         do {
-            parsed = try Trace(csv: String(decoding: data, as: UTF8.self))
+            parsed = try Trace(csv: String(decoding: bytes, as: UTF8.self))
         } catch {
             throw Failure("\(path): \(error)")
         }

@@ -108,7 +108,7 @@ import Testing
             Issue.record("a huge file loaded")
         } catch {
             #expect(error.problems.count == 1)
-            #expect(error.problems.first?.message.contains("more than 8 MiB") == true, "\(error)")
+            #expect(error.problems.first?.message.contains("larger than 8 MiB") == true, "\(error)")
         }
     }
 

@@ -44,6 +44,20 @@ import Testing
         #expect(reader.failure == nil)
     }
 
+    /// A line can hold at most the longest H4 packet (ACL data, 65,540
+    /// bytes); a longer one is malformed, refused at the limit rather than
+    /// read whole, and long ACL lines within it are not.
+    @Test func aLineLongerThanAnyPacketIsMalformed() throws {
+        let acl = "< 02 01 20 2C 01 " + Array(repeating: "AB", count: 300).joined(separator: " ")
+        let huge = "> 04 " + Array(repeating: "3E", count: HCIDumpReader.longestPacket).joined(separator: " ")
+        let (events, reader) = try Self.readAll(Self.text([acl, huge] + Self.firstThreePackets))
+        #expect(events.map { Array($0.packet) } == Self.expectedPackets)
+        #expect(reader.packetsRead == 5)
+        #expect(reader.malformedPackets == 1)
+        let tokens = try Self.readAll(Self.text(["> 04 3E 3", "> 04 3E 3EF", "> 04 3E zz"]))
+        #expect(tokens.reader.malformedPackets == 3, "a pair is two hex digits, no more, no fewer")
+    }
+
     @Test func withoutATrailingNewline() throws {
         let bytes = Array(Self.firstThreePackets.joined(separator: "\n").utf8)
         let (events, _) = try Self.readAll(bytes)

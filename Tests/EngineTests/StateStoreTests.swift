@@ -19,6 +19,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store.path + ".tmp"))
     }
 
+    /// A state file that is no regular file, or far too large, is not read
+    /// (a FIFO would block the start, a huge file exhaust memory) but
+    /// reported, and replaced at the next save.
+    @Test func aFileThatCannotBeStateIsNotReadButReplaced() throws {
+        let store = StateStore(directory: try Self.directory())
+        #expect(FileManager.default.createFile(atPath: store.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.path))
+        try handle.truncate(atOffset: UInt64(16 << 20) + 1)  // sparse
+        try handle.close()
+        #expect(store.load() == .unusable("cannot read \(store.path): larger than 16 MiB"))
+        try FileManager.default.removeItem(atPath: store.path)
+        #expect(mkfifo(store.path, 0o600) == 0)
+        #expect(store.load() == .unusable("cannot read \(store.path): not a regular file"))
+        try FileManager.default.removeItem(atPath: store.path)
+        try store.save(EngineState(preferredVenue: "x"))
+        #expect(store.load() == .loaded(EngineState(preferredVenue: "x")))
+    }
+
     @Test func aTruncatedFileIsReportedAndReplaced() throws {
         let store = StateStore(directory: try Self.directory())
         try store.save(EngineState(regions: ["cafe": .inside]))

@@ -225,7 +225,7 @@ import Testing
         try Data(("source: auto\n" + String(repeating: "\n", count: 8 << 20)).utf8).write(to: URL(fileURLWithPath: huge))
         let refused = try TestSupport.run(TestSupport.product("beacond"), ["check-config", huge])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("\(huge): cannot read: more than 8 MiB"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("\(huge): cannot read: larger than 8 MiB"), "\(refused.stderr)")
         let small = directory.appendingPathComponent("small.yaml").path
         try Data(("source: auto\n" + String(repeating: "\n", count: 1 << 20)).utf8).write(to: URL(fileURLWithPath: small))
         #expect(try TestSupport.run(TestSupport.product("beacond"), ["check-config", small]).status == 0)
@@ -236,6 +236,21 @@ import Testing
             let result = try TestSupport.run(TestSupport.product("beacond"), ["check-config", path])
             #expect(result.status == 1)
             #expect(result.stderr.contains("\(path): cannot read: not a regular file"), "\(result.stderr)")
+        }
+    }
+
+    /// A replay reads its capture whole first: a device that never ends or a
+    /// FIFO whose writer never writes is refused at once, not read until
+    /// memory runs out or SIGTERM is ignored.
+    @Test func aReplayOfWhatIsNoFileIsRefusedAtOnce() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("capture").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in ["/dev/zero", fifo] {
+            let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("cannot read \(path): not a regular file"), "\(result.stderr)")
         }
     }
 }

@@ -69,13 +69,22 @@ import Testing
               password: inline
             """)
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: invalid broker URL 'http://broker'") })
-        #expect(problems.contains { $0.hasPrefix("beacons.yaml:7: mqtt.password_file: no such file") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:7: mqtt.password_file: cannot read /nonexistent/mqtt.secret: no such file") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:8: mqtt.node_id: expected 1 to 64 letters") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:9: mqtt.base_topic: expected topic levels") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:10: mqtt.discovery_prefix: expected topic levels") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:11: mqtt.publish_beacons: expected true or false") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:12: mqtt.password: unknown key") })
         #expect(Self.problems("mqtt:\n  username: x\n").contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: missing") })
+    }
+
+    /// What the service would fail to read is refused when the file is
+    /// checked: a device or a FIFO is no password file (a FIFO would block).
+    @Test func aPasswordFileThatIsNoRegularFileIsRefused() {
+        for path in ["/dev/zero", "/dev/null"] {
+            let problems = Self.problems("mqtt:\n  url: mqtt://broker\n  username: u\n  password_file: \(path)\n")
+            #expect(problems.contains { $0.hasPrefix("beacons.yaml:8: mqtt.password_file: cannot read \(path): not a regular file") }, "\(problems)")
+        }
     }
 
     @Test func nodeIDFromTheHostName() {

@@ -5,6 +5,9 @@ public struct MQTTSettings: Hashable, Sendable {
     public var broker: MQTTBroker
     public var username: String?
     public var passwordFile: String?
+    /// The most beacond reads of a file the settings name (a password, a CA
+    /// bundle: Debian's whole one is about 200 KB).
+    public static let namedFileLimit = 1 << 20
     /// `nil`: the host name, sanitised (`MQTTSettings.nodeID(hostName:)`).
     public var nodeID: String?
     public var baseTopic: String

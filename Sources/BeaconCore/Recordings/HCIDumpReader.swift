@@ -169,13 +169,26 @@ public struct HCIDumpReader: Sendable {
         return value
     }
 
-    /// Appends space-separated hex byte pairs; false on anything else.
+    /// The longest H4 packet a line can hold: ACL data, 1 + 4 + 65,535 bytes.
+    static let longestPacket = 65_540
+
+    /// Appends space-separated hex byte pairs; false on anything else, or on
+    /// more than `longestPacket` bytes. One pass, no token copied: a hostile
+    /// line of millions of pairs is refused at its limit, not held in memory.
     private static func appendHex(_ text: ArraySlice<UInt8>, to bytes: inout [UInt8]) -> Bool {
-        for token in text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
-            guard token.count == 2, let high = hexValue(token.first!), let low = hexValue(token.last!) else {
-                return false
+        func isSeparator(_ c: UInt8) -> Bool { c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\r") }
+        var index = text.startIndex
+        while index < text.endIndex {
+            if isSeparator(text[index]) {
+                index += 1
+                continue
             }
+            let next = index + 2
+            guard next <= text.endIndex, next == text.endIndex || isSeparator(text[next]),
+                let high = hexValue(text[index]), let low = hexValue(text[index + 1]), bytes.count < longestPacket
+            else { return false }
             bytes.append(high << 4 | low)
+            index = next
         }
         return true
     }

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconFiles
 import Glibc
 
 /// `replay:FILE[@SPEED]`: a recording replayed at its own pace, SPEED× or as fast as possible.
@@ -40,53 +41,19 @@ public struct ReplaySource: Sendable {
         }
     }
 
-    /// The whole file, read straight into the array the reader walks (no
-    /// `Data` in between to copy from: one pass over a 35 MB capture, not two).
-    static func contents(of path: String) throws(SourceError) -> [UInt8] {
-        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard file >= 0 else { throw .cannotRead(path: path, reason: Self.reason(errno)) }
-        defer { close(file) }
-        var status = stat()
-        guard fstat(file, &status) == 0 else { throw .cannotRead(path: path, reason: Self.reason(errno)) }
-        // The size is a hint (a pipe says 0, a file may grow): one byte more
-        // than it tells whether the end was reached; past it the array doubles.
-        // The first read goes into memory not zeroed first.
-        let hint = max(Int(status.st_size), 0) + 1
-        var problem: Int32 = 0
-        var bytes = [UInt8](unsafeUninitializedCapacity: hint) { buffer, filled in
-            while filled < buffer.count {
-                let count = read(file, buffer.baseAddress! + filled, buffer.count - filled)
-                if count > 0 {
-                    filled += count
-                } else if count == 0 || errno != EINTR {
-                    problem = count == 0 ? 0 : errno
-                    return
-                }
-            }
-        }
-        if problem != 0 { throw .cannotRead(path: path, reason: Self.reason(problem)) }
-        var filled = bytes.count
-        if filled < hint { return bytes }
-        while true {
-            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
-            let count = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress! + filled, $0.count - filled) }
-            if count > 0 {
-                filled += count
-            } else if count == 0 {
-                bytes.removeSubrange(filled...)
-                return bytes
-            } else if errno != EINTR {
-                throw .cannotRead(path: path, reason: Self.reason(errno))
-            }
-        }
-    }
+    /// The most of a capture that is read: it is read whole before it is
+    /// replayed, and a 600,000-event btsnoop file is 35 MB (docs/benchmarks.md).
+    public static let largestRecording = 1 << 30
 
-    /// What went wrong, as `open`/`read` said it.
-    private static func reason(_ code: Int32) -> String {
-        switch code {
-        case ENOENT: "no such file"
-        case EACCES: "permission denied"
-        default: String(cString: strerror(code))
+    /// The whole file, read straight into the array the reader walks (one
+    /// pass over a 35 MB capture); a FIFO or a device is refused unread.
+    static func contents(of path: String) throws(SourceError) -> [UInt8] {
+        do {
+            return try RegularFile.read(path, limit: largestRecording)
+        } catch .tooLarge {
+            throw .cannotRead(path: path, reason: "larger than \(largestRecording >> 20) MiB; split it (editcap -c) and replay the parts")
+        } catch {
+            throw .cannotRead(path: path, reason: "\(error)")
         }
     }
 
