@@ -135,8 +135,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SourcesTests",
-            dependencies: ["BeaconCore", "BeaconSources", "BeaconThreads", "BeaconFiles", "DBus"]
+            dependencies: ["BeaconCore", "BeaconSources", "BeaconThreads", "DBus"]
         ),
+        .testTarget(name: "BeaconFilesTests", dependencies: ["BeaconFiles", "BeaconTestSupport"]),
         .testTarget(
             name: "MQTTTests",
             dependencies: ["BeaconMQTT", "BeaconCore", "BeaconConfiguration"]

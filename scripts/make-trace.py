@@ -72,8 +72,8 @@ def main():
     wanted = None
     if arguments.beacon:
         parts = arguments.beacon.split("/")
-        if len(parts) != 3:
-            raise SystemExit(f"--beacon {arguments.beacon}: expected UUID/MAJOR/MINOR")
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            raise SystemExit(f"--beacon {arguments.beacon}: expected UUID/MAJOR/MINOR, MAJOR and MINOR numbers")
         wanted = (parts[0].upper(), int(parts[1]), int(parts[2]))
 
     writer = csv.writer(sys.stdout, lineterminator="\n")
@@ -87,7 +87,7 @@ def main():
                 sighting = json.loads(text)
                 time_us, identity = sighting["time_us"], (sighting["uuid"].upper(), sighting["major"], sighting["minor"])
                 power = sighting["measured_power"]
-            except (ValueError, KeyError, AttributeError):
+            except (ValueError, KeyError, AttributeError, TypeError):
                 raise SystemExit(f"{arguments.sightings}: line {line}: not a sighting of `beacond scan --json`")
             first = time_us if first is None else first  # the recording's start, whichever beacon
             if wanted and identity != wanted:

@@ -66,6 +66,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("scenarios", nargs="*")
     arguments = parser.parse_args()
+    if arguments.seeds < 1:
+        parser.error("--seeds must be 1 or more")
     names = arguments.scenarios or sorted(name[:-5] for name in os.listdir(SCENARIOS) if name.endswith(".yaml"))
     print(f"{arguments.seeds} seeds each; every cell is beacond / raw / 20 s average (means), "
           "then on how many seeds beacond beats both baselines; "

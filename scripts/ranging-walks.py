@@ -192,6 +192,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=8, help="seeds per receiver (8 by default)")
     parser.add_argument("--keep", metavar="DIR", help="write the traces into DIR and keep them")
     arguments = parser.parse_args()
+    if arguments.seeds < 1:
+        parser.error("--seeds must be 1 or more")
     if arguments.keep:
         os.makedirs(arguments.keep, exist_ok=True)
     with tempfile.TemporaryDirectory() as temporary:

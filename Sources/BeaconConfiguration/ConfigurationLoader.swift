@@ -50,8 +50,8 @@ public enum ConfigurationLoader {
     }
 
     /// Larger than any configuration or scenario people write (1,000 beacons
-    /// take about 200 KB); refused before it is read.
-    static let maximumFileSize = 8 << 20
+    /// take about 200 KB); a larger file is refused, read no further than that.
+    static let largestFile = 8 << 20
 
     private static func decode<T>(
         _ yaml: [UInt8], file: String, what: String, _ read: (inout NodeReader, YAMLNode) -> T?
@@ -78,7 +78,7 @@ public enum ConfigurationLoader {
     /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be read.
     private static func bytes(of path: String) throws(ConfigurationError) -> [UInt8] {
         do {
-            return try RegularFile.read(path, limit: maximumFileSize)
+            return try RegularFile.read(path, limit: largestFile)
         } catch {
             throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(error)")])
         }

@@ -58,11 +58,11 @@ struct NodeReader {
             if text.isEmpty || text.utf8.count > 256 { report(n, "mqtt.username", "expected 1 to 256 bytes") }
             settings.username = text
         }
-        settings.passwordFile = fields["password_file"].flatMap { readableFile($0, "mqtt.password_file") }
+        settings.passwordFile = fields["password_file"].flatMap { readableFile($0, "mqtt.password_file", limit: MQTTSettings.largestPasswordFile) }
         if settings.passwordFile != nil, settings.username == nil, let n = fields["password_file"] {
             report(n, "mqtt.password_file", "a password needs a username")
         }
-        settings.caFile = fields["ca_file"].flatMap { readableFile($0, "mqtt.ca_file") }
+        settings.caFile = fields["ca_file"].flatMap { readableFile($0, "mqtt.ca_file", limit: MQTTSettings.largestCAFile) }
         if let n = fields["ca_file"], let broker, broker.transport != .tls {
             report(n, "mqtt.ca_file", "only used with mqtts://; the url is \(broker)")
         }
@@ -80,13 +80,13 @@ struct NodeReader {
     }
 
     /// A file named in the configuration, relative to it, that beacond can
-    /// read now, as the service will (`MQTTSettings.namedFileLimit`): reading
-    /// it is the only check that a FIFO or a device would not pass.
-    private mutating func readableFile(_ node: YAMLNode, _ field: String) -> String? {
+    /// read now, as the service will: reading it is the check a FIFO, a device
+    /// or a file too large for its purpose does not pass.
+    private mutating func readableFile(_ node: YAMLNode, _ field: String, limit: Int) -> String? {
         guard let text = string(node, field), !text.isEmpty else { return nil }
         let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
         do {
-            _ = try RegularFile.read(path, limit: MQTTSettings.namedFileLimit)
+            _ = try RegularFile.read(path, limit: limit)
         } catch .permissionDenied {
             report(node, field, "cannot read \(path): permission denied (beacond runs as its own user; make the file readable to it)")
             return nil

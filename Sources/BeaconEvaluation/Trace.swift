@@ -154,6 +154,7 @@ public struct Trace: Sendable {
 
         /// A whole number of type `T`; a fraction is rounded unless `exactly` (an identity is never rounded).
         private mutating func whole<T: FixedWidthInteger>(_ column: Column, exactly: Bool = false) throws(ParseError) -> T {
+            if let value = T(self[column]) { return value }  // exact, where a Double keeps only 53 bits
             guard let number = Self.decimal(self[column]) else { throw problem(column, "is not a number") }
             let nearest = number.rounded()
             guard nearest == number || !exactly else { throw problem(column, "is not a whole number") }

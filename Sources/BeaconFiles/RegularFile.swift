@@ -1,13 +1,10 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Reads a file named in a command line or a configuration whole, and
 /// bounded: a regular file of at most `limit` bytes, or an error a person
-/// can act on. A FIFO or a device is refused before it is read (`/dev/zero`
-/// never ends, and a FIFO with no writer blocks the reader past SIGTERM);
+/// can act on. A FIFO or a device is refused before it is opened (`/dev/zero`
+/// never ends, a FIFO with no writer blocks the reader past SIGTERM, and
+/// opening some devices does something, as `/dev/watchdog` arms it);
 /// a file is read one byte past the limit at most, so the bound holds
 /// however its size is reported and if it grows while it is read.
 ///
@@ -39,12 +36,14 @@ public enum RegularFile {
             case ENOENT: .noSuchFile
             case EACCES: .permissionDenied
             case EISDIR: .directory
-            default: .failed(String(cString: strerror(code)))
+            default: .failed(String(String(cString: strerror(code)).lowercasedFirst))
             }
         }
 
         private static func size(_ bytes: Int) -> String {
-            bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : bytes % 1024 == 0 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
+            if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+            if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+            return "\(bytes) bytes"
         }
     }
 
@@ -52,13 +51,15 @@ public enum RegularFile {
     /// read, which goes into memory not zeroed first (one pass over a 35 MB
     /// capture); past it the buffer doubles, up to one byte over `limit`.
     public static func read(_ path: String, limit: Int) throws(ReadError) -> [UInt8] {
-        let file = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw .errno(errno) }
+        try requireRegular(status)
+        // What was checked may have been swapped since: check what was opened.
+        let file = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard file >= 0 else { throw .errno(errno) }
         defer { close(file) }
-        var status = stat()
         guard fstat(file, &status) == 0 else { throw .errno(errno) }
-        guard status.st_mode & S_IFMT != S_IFDIR else { throw .directory }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
+        try requireRegular(status)
         var target = min(max(Int(status.st_size), 0), limit) + 1
         var problem: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: target) { buffer, filled in
@@ -78,6 +79,11 @@ public enum RegularFile {
         return bytes
     }
 
+    private static func requireRegular(_ status: stat) throws(ReadError) {
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw .directory }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
+    }
+
     /// Reads into `buffer` from `start` until it is full or the file ends; the count filled.
     private static func fill(_ file: Int32, _ buffer: UnsafeMutableBufferPointer<UInt8>, from start: Int, problem: inout Int32) -> Int {
         var filled = start
@@ -92,4 +98,9 @@ public enum RegularFile {
         }
         return filled
     }
+}
+
+extension String {
+    /// The system's messages start with a capital; beacond's run on after a colon.
+    fileprivate var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
 }

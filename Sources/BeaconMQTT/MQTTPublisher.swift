@@ -204,7 +204,12 @@ public final class MQTTPublisher: Sendable {
             if let file = settings.passwordFile {
                 let text: String
                 do {
-                    text = String(decoding: try RegularFile.read(file, limit: MQTTSettings.namedFileLimit), as: UTF8.self)
+                    guard let decoded = String(validating: try RegularFile.read(file, limit: MQTTSettings.largestPasswordFile), as: UTF8.self)
+                    else {
+                        session.lastLibraryError = "cannot read the password file \(file): not UTF-8 text"
+                        return MOSQ_ERR_AUTH.rawValue
+                    }
+                    text = decoded
                 } catch {
                     session.lastLibraryError = "cannot read the password file \(file): \(error)"
                     return MOSQ_ERR_AUTH.rawValue

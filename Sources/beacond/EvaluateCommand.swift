@@ -92,10 +92,13 @@ struct EvaluateCommand: ParsableCommand {
         }
     }
 
+    /// Some 4 M rows; the largest shared trace is 3 MB.
+    static let largestTrace = 256 << 20
+
     private func evaluateTrace(_ path: String, configuration: Configuration) throws {
         let bytes: [UInt8]
         do {
-            bytes = try RegularFile.read(path, limit: 256 << 20)  // some 4 M rows; the largest shared trace is 3 MB
+            bytes = try RegularFile.read(path, limit: Self.largestTrace)
         } catch {
             throw Failure("cannot read \(path): \(error)")
         }

@@ -101,7 +101,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: url) }
         // Sparse: the size is all that is looked at before reading.
         let handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: UInt64(ConfigurationLoader.maximumFileSize + 1))
+        try handle.truncate(atOffset: UInt64(ConfigurationLoader.largestFile + 1))
         try handle.close()
         do {
             _ = try ConfigurationLoader.load(contentsOf: url.path)

@@ -44,9 +44,9 @@ import Testing
         #expect(reader.failure == nil)
     }
 
-    /// A line can hold at most the longest H4 packet (ACL data, 65,540
-    /// bytes); a longer one is malformed, refused at the limit rather than
-    /// read whole, and long ACL lines within it are not.
+    /// A packet holds at most the longest H4 packet (ACL data, 65,540
+    /// bytes) over all its lines; a longer one is malformed, refused at the
+    /// limit rather than held whole, and a long ACL packet within it is not.
     @Test func aLineLongerThanAnyPacketIsMalformed() throws {
         let acl = "< 02 01 20 2C 01 " + Array(repeating: "AB", count: 300).joined(separator: " ")
         let huge = "> 04 " + Array(repeating: "3E", count: HCIDumpReader.longestPacket).joined(separator: " ")
@@ -54,6 +54,11 @@ import Testing
         #expect(events.map { Array($0.packet) } == Self.expectedPackets)
         #expect(reader.packetsRead == 5)
         #expect(reader.malformedPackets == 1)
+        // Exactly the longest packet, over continuation lines, is read; one more byte is not.
+        let longest = ["< 02 01 20"] + Array(repeating: " " + Array(repeating: "AB", count: 1_000).joined(separator: " "), count: 65)
+            + [" " + Array(repeating: "CD", count: HCIDumpReader.longestPacket - 3 - 65_000).joined(separator: " ")]
+        #expect(try Self.readAll(Self.text(longest)).reader.malformedPackets == 0)
+        #expect(try Self.readAll(Self.text(longest + [" EF"])).reader.malformedPackets == 1)
         let tokens = try Self.readAll(Self.text(["> 04 3E 3", "> 04 3E 3EF", "> 04 3E zz"]))
         #expect(tokens.reader.malformedPackets == 3, "a pair is two hex digits, no more, no fewer")
     }

@@ -5,9 +5,11 @@ public struct MQTTSettings: Hashable, Sendable {
     public var broker: MQTTBroker
     public var username: String?
     public var passwordFile: String?
-    /// The most beacond reads of a file the settings name (a password, a CA
-    /// bundle: Debian's whole one is about 200 KB).
-    public static let namedFileLimit = 1 << 20
+    /// The most of a password file beacond reads: a password is a line.
+    public static let largestPasswordFile = 64 << 10
+    /// The most of a CA bundle `check-config` reads to see that it can (libmosquitto reads it
+    /// itself); Debian's whole bundle is about 200 KB.
+    public static let largestCAFile = 64 << 20
     /// `nil`: the host name, sanitised (`MQTTSettings.nodeID(hostName:)`).
     public var nodeID: String?
     public var baseTopic: String

@@ -45,13 +45,16 @@ public struct HCIDumpReader: Sendable {
             line += 1
             switch Self.classify(current) {
             case .packet(let direction, let timestamp, let hex):
-                var chunks = [hex]
+                // Decoded line by line as it comes, so a packet of endless
+                // continuation lines holds no more than `longestPacket` bytes.
+                var bytes: [UInt8] = []
+                var wellFormed = Self.appendHex(hex, to: &bytes)
                 while let following = lines.peek(), case .continuation(let more) = Self.classify(following) {
                     _ = lines.next()
                     line += 1
-                    chunks.append(more)
+                    if wellFormed { wellFormed = Self.appendHex(more, to: &bytes) }
                 }
-                if let event = finish(direction: direction, timestamp: timestamp, hex: chunks) { return event }
+                if let event = finish(direction: direction, timestamp: timestamp, bytes: bytes, wellFormed: wellFormed) { return event }
             case .unknown, .continuation:
                 // A stray line, or a packet whose first line was damaged: its
                 // continuation lines belong to it and count once with it.
@@ -67,15 +70,12 @@ public struct HCIDumpReader: Sendable {
         return nil
     }
 
-    /// Turns a packet's hex lines into an event, or counts it as malformed.
-    private mutating func finish(direction: UInt8, timestamp: Timestamp?, hex: [ArraySlice<UInt8>]) -> RecordedEvent? {
+    /// Turns a packet's bytes into an event, or counts it as malformed.
+    private mutating func finish(direction: UInt8, timestamp: Timestamp?, bytes: [UInt8], wellFormed: Bool) -> RecordedEvent? {
         packetsRead += 1
-        var bytes: [UInt8] = []
-        for chunk in hex {
-            guard Self.appendHex(chunk, to: &bytes) else {
-                malformedPackets += 1
-                return nil
-            }
+        guard wellFormed else {
+            malformedPackets += 1
+            return nil
         }
         guard direction == UInt8(ascii: ">"), bytes.first == BtsnoopFormat.h4EventType else { return nil }
         return RecordedEvent(timestamp: timestamp, packet: bytes.dropFirst())

@@ -1,6 +1,5 @@
 import BeaconCore
 import BeaconFiles
-import Glibc
 
 /// `replay:FILE[@SPEED]`: a recording replayed at its own pace, SPEED× or as fast as possible.
 ///
@@ -52,6 +51,8 @@ public struct ReplaySource: Sendable {
             return try RegularFile.read(path, limit: largestRecording)
         } catch .tooLarge {
             throw .cannotRead(path: path, reason: "larger than \(largestRecording >> 20) MiB; split it (editcap -c) and replay the parts")
+        } catch .notRegular {
+            throw .cannotRead(path: path, reason: "not a regular file; a capture is read whole before it is replayed, so save a pipe's or a device's output to a file first")
         } catch {
             throw .cannotRead(path: path, reason: "\(error)")
         }
