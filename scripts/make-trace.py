@@ -52,14 +52,15 @@ def read_stands(path):
 
 
 def true_distance(stands, seconds):
-    """The stand's distance, a walk's interpolated one between stands, or None outside them."""
+    """(distance, stand): the stand's distance and the stand, a walk's
+    interpolated distance between stands and None, or (None, None) outside them."""
     for index, (start, end, distance) in enumerate(stands):
         if start <= seconds <= end:
-            return distance
+            return distance, stands[index]
         if index + 1 < len(stands) and end < seconds < stands[index + 1][0]:
             following_start, _, following = stands[index + 1]
-            return distance + (following - distance) * (seconds - end) / (following_start - end)
-    return None
+            return distance + (following - distance) * (seconds - end) / (following_start - end), None
+    return None, None
 
 
 def main():
@@ -93,12 +94,11 @@ def main():
             if wanted and identity != wanted:
                 continue
             seconds = (time_us - first) / 1e6
-            distance = true_distance(stands, seconds)
+            distance, stand = true_distance(stands, seconds)
             if distance is None:
                 continue
             rssi = sighting.get("rssi", 127)
             writer.writerow([round(seconds * 1000), *identity, rssi, power, f"{distance:.3f}"])
-            stand = next((s for s in stands if s[0] <= seconds <= s[1]), None)
             if stand and rssi != 127:
                 at_stand.setdefault((stand, identity), []).append(rssi)
     if not at_stand:

@@ -6,6 +6,17 @@ import Testing
 /// evaluate` says: a renamed JSON key or a wrong seed would otherwise show
 /// only when someone next reran them.
 @Suite struct EvaluationScriptsTests {
+    /// beacond's own figures from `evaluate --json`.
+    static func beacondFigures(_ json: String) throws -> [String: Any] {
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return try #require(report["beacond"] as? [String: Any])
+    }
+
+    /// A script's table row after its name, cut into the cells its columns of two or more spaces separate.
+    static func cells(_ row: Substring, after name: String) -> [String] {
+        row.dropFirst(name.count).split(separator: "  ", omittingEmptySubsequences: true).map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     /// `scripts/ranging-cafes.py` with one seed: its row for `busy` holds the
     /// figures `evaluate --json` gives for `busy` with `seed: 1`.
     @Test func theCafesScriptReportsWhatEvaluateSaysForThatSeed() async throws {
@@ -20,8 +31,7 @@ import Testing
             TestSupport.product("beacond"),
             ["evaluate", "--source", "simulate:\(scenario)", "--config", TestSupport.repository("beacons.yaml"), "--json"])
         #expect(direct.status == 0, "\(direct.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(direct.stdout.utf8)) as? [String: Any])
-        let beacond = try #require(report["beacond"] as? [String: Any])
+        let beacond = try Self.beacondFigures(direct.stdout)
         let venue = try #require(beacond["nearest_venue_accuracy"] as? Double)
         let median = try #require(beacond["median_distance_error_m"] as? Double)
 
@@ -31,8 +41,7 @@ import Testing
         #expect(script.status == 0, "\(script.stderr)")
         let row = try #require(script.stdout.split(separator: "\n").first { $0.hasPrefix("busy ") }, "\(script.stdout)")
         // "busy   86.0 / 86.8 / 77.2, 1 of 1   80.0 / … (77.8)   1.251 / … (1.164)   10.5 / …   72.3"
-        let cells = row.dropFirst("busy".count).split(separator: "  ", omittingEmptySubsequences: true)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let cells = Self.cells(row, after: "busy")
         #expect(cells.count == 5, "\(cells)")
         #expect(cells[0].hasPrefix(String(format: "%.1f / ", venue * 100)), "\(cells[0]) against \(venue)")
         #expect(cells[2].hasPrefix(String(format: "%.3f / ", median)), "\(cells[2]) against \(median)")
@@ -55,13 +64,11 @@ import Testing
         let direct = try await TestSupport.run(
             TestSupport.product("beacond"), ["evaluate", "--trace", directory.appendingPathComponent("stands-10hz-s1.csv").path, "--json"])
         #expect(direct.status == 0, "\(direct.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(direct.stdout.utf8)) as? [String: Any])
-        let beacond = try #require(report["beacond"] as? [String: Any])
+        let beacond = try Self.beacondFigures(direct.stdout)
         let median = try #require(beacond["median_distance_error_m"] as? Double)
         let bands = try #require(beacond["band_accuracy"] as? Double)
         // "10hz   0.504 / 0.756 / 0.530, 1 of 1 (0.558)   83.6 / 72.5 / 84.8, 1 of 1 (83.7)   59.6 (55-64)"
-        let cells = row.dropFirst("10hz".count).split(separator: "  ", omittingEmptySubsequences: true)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let cells = Self.cells(row, after: "10hz")
         #expect(cells.count == 3, "\(cells)")
         #expect(cells[0].hasPrefix(String(format: "%.3f / ", median)), "\(cells[0]) against \(median)")
         #expect(cells[1].hasPrefix(String(format: "%.1f / ", bands * 100)), "\(cells[1]) against \(bands)")
