@@ -103,6 +103,19 @@ AIR="D6 BE 89 8E 02 24 $ADDR $AD 00 00 00"
     epb le "00 00 00 01 04 $EVENT"
 } > seeds/pcapng-h4-phdr.bin
 
+# Classic pcap: a 24-byte header (magic, version 2.4, zone, accuracy, snap length, link type), then
+# records of (seconds, fraction, captured length, original length, packet).
+{   # Little-endian, microseconds, LE_LL_WITH_PHDR (256), the radio header as in the pcapng seed.
+    hex "D4 C3 B2 A1 02 00 04 00 00 00 00 00 00 00 00 00 FF FF 00 00 00 01 00 00"
+    LL="00 C4 80 00 D6 BE 89 8E 03 0C $AIR"
+    u32le $((UNIX_TIME / 1000000)); u32le $((UNIX_TIME % 1000000)); u32le "$(nbytes "$LL")"; u32le "$(nbytes "$LL")"; hex "$LL"
+} > seeds/pcap-le-ll-phdr.bin
+{   # Big-endian, nanoseconds, H4 (187).
+    hex "A1 B2 3C 4D 00 02 00 04 00 00 00 00 00 00 00 00 00 00 FF FF 00 00 00 BB"
+    n=$(($(nbytes "$EVENT") + 1))
+    u32be $((UNIX_TIME / 1000000)); u32be $((UNIX_TIME % 1000000 * 1000)); u32be "$n"; u32be "$n"; hex "04 $EVENT"
+} > seeds/pcap-be-h4-nsec.bin
+
 # hcidump --raw text, with and without hcidump -t times, continuation lines, a sent command.
 {
     echo 'HCI sniffer - Bluetooth packet analyzer ver 5.66'

@@ -66,7 +66,7 @@ public struct SourceFactory: Sendable {
             throw .unavailable(
                 "no radio to scan with.\n  hci: \(hciProblem)\n  bluez: \(error)\n"
                     + "To run without a radio: --source simulate (a simulated café) or --source replay:FILE "
-                    + "(a btsnoop capture or hcidump --raw log).")
+                    + "(a btsnoop, pcapng or pcap capture, or an hcidump --raw log).")
         }
     }
 }

@@ -220,7 +220,7 @@ import Testing
     }
 
     @Test func randomBlocksBehindAPcapngHeader() async {
-        let linkTypes = PcapngFormat.LinkType.allCases
+        let linkTypes = LinkType.allCases
         await propertyCheck(count: 300, input: Gen.int(in: 0...(linkTypes.count - 1)), Gen.bool, Self.randomBytes, Gen.int(in: 0...16)) {
             which, bigEndian, body, padding in
             var writer = PcapngWriter(bigEndian: bigEndian)
@@ -240,7 +240,7 @@ import Testing
     }
 
     @Test func corruptedPcapngCapturesStopCleanly() async {
-        let linkTypes = PcapngFormat.LinkType.allCases
+        let linkTypes = LinkType.allCases
         let input = zip(Gen.int(in: 0...(linkTypes.count - 1)), Gen.bool, Gen.int(in: 0...10_000), Gen.uint8(), Gen.int(in: 0...10_000))
         await propertyCheck(count: 300, input: input) { which, bigEndian, position, value, cut in
             var bytes = PcapngReaderTests.capture(linkTypes[which], bigEndian: bigEndian)

@@ -6,7 +6,6 @@ import Testing
 /// type beacond reads, several interfaces and sections, blocks it does not
 /// know, timestamp resolutions, and files that end early or lie.
 @Suite struct PcapngReaderTests {
-    typealias LinkType = PcapngFormat.LinkType
     static let unixTime: Int64 = 1_714_564_800_250_000  // 2024-05-01T12:00:00.25Z
     static let beaconAddress = BluetoothAddress(0xC3, 0x12, 0x34, 0x56, 0x78, 0x9A)
 
@@ -341,7 +340,6 @@ import Testing
     @Test(arguments: [false, true])
     func aCaptureCutAnywhereKeepsWhatWasReadAndSaysWhere(bigEndian: Bool) throws {
         let bytes = Self.capture(.bluetoothLELLWithPHDR, bigEndian: bigEndian)
-        let whole = try Self.decode(bytes).reports
         // Where each block starts: the section header (28), the interface (20), then the packets.
         var blockStarts = [0]
         var position = 0
@@ -349,12 +347,21 @@ import Testing
             position += Int(bytes[...].uint32(at: position + 4, bigEndian: bigEndian))
             blockStarts.append(position)
         }
-        for cut in 28..<bytes.count {  // after the section header, which is checked up front
-            let (read, _, reader) = try Self.decode(Array(bytes.prefix(cut)))
-            let wholeBlocks = blockStarts.filter { $0 <= cut }.count - 1
-            #expect(read.count == max(0, wholeBlocks - 2))
+        // Cut after the section header, which is checked up front; the interface block holds no packet.
+        try Self.expectEveryCut(of: bytes, from: 28, recordStarts: blockStarts, recordsBeforePackets: 2)
+    }
+
+    /// Cuts `bytes` at every offset from `first` on: the whole records
+    /// (starting at `recordStarts`) before the cut are read, and the reading
+    /// says it was truncated where the cut record starts, or nothing at a boundary.
+    static func expectEveryCut(of bytes: [UInt8], from first: Int, recordStarts: [Int], recordsBeforePackets: Int) throws {
+        let whole = try decode(bytes).reports
+        for cut in first..<bytes.count {
+            let (read, _, reader) = try decode(Array(bytes.prefix(cut)))
+            let wholeRecords = recordStarts.filter { $0 <= cut }.count - 1
+            #expect(read.count == max(0, wholeRecords - recordsBeforePackets))
             #expect(read.map(\.address) == whole.prefix(read.count).map(\.address))
-            let start = try #require(blockStarts.last { $0 <= cut })
+            let start = try #require(recordStarts.last { $0 <= cut })
             if cut == start {
                 #expect(reader.failure == nil)
             } else {

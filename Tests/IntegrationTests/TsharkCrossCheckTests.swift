@@ -3,11 +3,11 @@ import BeaconTestSupport
 import Foundation
 import Testing
 
-/// beacond's pcapng reader against Wireshark's dissectors (`tshark -T pdml`),
-/// on captures the tests write with every link type beacond reads, in both
-/// byte orders: the same packets, addresses, address types, RSSI and AdvData
-/// bytes; and `beacond scan --source replay:FILE.pcapng` prints the iBeacons
-/// tshark's bytes hold.
+/// beacond's pcapng and pcap readers against Wireshark's dissectors (`tshark
+/// -T json`), on captures the tests write with every link type beacond reads,
+/// in both byte orders, and on Wireshark's own pcap copies of them (`editcap`):
+/// the same packets, addresses, address types, RSSI and AdvData bytes; and
+/// `beacond scan --source replay:FILE` prints the iBeacons tshark's bytes hold.
 ///
 /// RSSI 127 and 0 are no reading for beacond (the decoder's rule); tshark
 /// prints them as numbers, so the comparison reads them as none on both sides.
@@ -35,8 +35,8 @@ import Testing
         }
     }
 
-    @Test(arguments: PcapngFormat.LinkType.allCases, [false, true])
-    func generatedCaptureAgreesWithTshark(linkType: PcapngFormat.LinkType, bigEndian: Bool) throws {
+    @Test(arguments: LinkType.allCases, [false, true])
+    func generatedCaptureAgreesWithTshark(linkType: LinkType, bigEndian: Bool) throws {
         var generator = SystemRandomNumberGenerator()
         let (bytes, sent) = Self.generatedCapture(linkType, bigEndian: bigEndian, using: &generator)
         let directory = try TestSupport.temporaryDirectory()
@@ -51,7 +51,33 @@ import Testing
         for (a, b) in zip(ours, tshark).filter({ $0 != $1 }).prefix(3) { Issue.record("beacond \(a)\ntshark  \(b)") }
         let expected = tshark.compactMap(Self.iBeacon)
         #expect(!expected.isEmpty)
-        #expect(try Self.scanObservations(path, linkType: linkType) == expected)
+        #expect(try Self.scanObservations(path, format: "pcapng", linkType: linkType) == expected)
+    }
+
+    /// The same capture saved by Wireshark's `editcap` as classic pcap, with
+    /// micro- and nanosecond timestamps: beacond reads from it the events,
+    /// times included, that it reads from the pcapng, and tshark agrees.
+    @Test(arguments: LinkType.allCases, ["pcap", "nsecpcap"])
+    func editcapsPcapCopyReadsAsTheOriginal(linkType: LinkType, editcapFormat: String) throws {
+        var generator = SystemRandomNumberGenerator()
+        let (bytes, _) = Self.generatedCapture(linkType, bigEndian: false, using: &generator)
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let original = directory.appendingPathComponent("generated.pcapng").path
+        let copy = directory.appendingPathComponent("generated.pcap").path
+        try Data(bytes).write(to: URL(fileURLWithPath: original))
+        let editcap = try #require(TestSupport.tool("editcap"), "editcap (Debian package wireshark-common) is needed for this test")
+        let converted = try TestSupport.run(editcap, ["-F", editcapFormat, original, copy])
+        try #require(converted.status == 0, "editcap failed: \(converted.stderr)")
+        let pcap = try Array(Data(contentsOf: URL(fileURLWithPath: copy)))
+
+        #expect(try RecordingReader(bytes: pcap).format == .pcap(linkType: linkType.rawValue))
+        let events = try Self.recordedEvents(pcap)
+        #expect(events.count > 0)
+        #expect(events == (try Self.recordedEvents(bytes)))
+        let ours = try Self.beacondPackets(pcap)
+        #expect(ours == (try Self.tsharkPackets(copy)))
+        #expect(try Self.scanObservations(copy, format: "pcap", linkType: linkType) == ours.compactMap(Self.iBeacon))
     }
 
     // MARK: Captures
@@ -61,7 +87,7 @@ import Testing
     /// companies' data; one in eight with no RSSI reading (none, 127 or 0, as
     /// the link type can say it).
     static func generatedCapture(
-        _ linkType: PcapngFormat.LinkType, bigEndian: Bool, using g: inout some RandomNumberGenerator
+        _ linkType: LinkType, bigEndian: Bool, using g: inout some RandomNumberGenerator
     ) -> (bytes: [UInt8], packets: Int) {
         var writer = PcapngWriter(bigEndian: bigEndian)
         let interface = writer.addInterface(linkType: linkType.rawValue, tsresol: [6, 9, 3][Int.random(in: 0..<3, using: &g)])
@@ -108,6 +134,15 @@ import Testing
         return packets
     }
 
+    /// Every event a capture holds, with its time (microseconds), as beacond reads it.
+    static func recordedEvents(_ bytes: [UInt8]) throws -> [[Int64]] {
+        var reader = try RecordingReader(bytes: bytes)
+        var events: [[Int64]] = []
+        while let event = reader.next() { events.append([event.timestamp?.microsecondsSinceEpoch ?? -1] + event.packet.map(Int64.init)) }
+        #expect(reader.failure == nil)
+        return events
+    }
+
     /// Reads tshark's JSON (`-T json -x`, which adds each field's bytes as `NAME_raw`).
     static func tsharkPackets(_ path: String) throws -> [Packet] {
         let tshark = try #require(TestSupport.tool("tshark"), "tshark (Debian package tshark) is needed for this test")
@@ -140,10 +175,10 @@ import Testing
     }
 
     /// `beacond scan --json` on the file, through `--source replay:` (the format found from the content).
-    static func scanObservations(_ path: String, linkType: PcapngFormat.LinkType) throws -> [Observation] {
+    static func scanObservations(_ path: String, format: String, linkType: LinkType) throws -> [Observation] {
         let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
         try #require(result.status == 0, "beacond scan failed: \(result.stderr)")
-        #expect(result.stderr.contains("recording: pcapng, link type \(PcapngFormat.LinkType.describe(linkType.rawValue))"))
+        #expect(result.stderr.contains("recording: \(format), link type \(LinkType.describe(linkType.rawValue))"))
         return try result.stdout.split(separator: "\n").map { line in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             return Observation(

@@ -67,7 +67,7 @@ public enum Inputs {
     public static let capture: [UInt8] = capture(capturedReports)
 
     /// Those as a pcapng capture with one interface of `linkType`.
-    public static func pcapngCapture(_ linkType: PcapngFormat.LinkType) -> [UInt8] {
+    public static func pcapngCapture(_ linkType: LinkType) -> [UInt8] {
         var writer = PcapngWriter()
         let interface = writer.addInterface(linkType: linkType.rawValue)
         for (report, time) in capturedReports { writer.append(report: report, interface: interface, at: time) }

@@ -1,6 +1,6 @@
 /// A legacy advertising-channel packet as a sniffer captures it off the air
 /// (Core Specification Vol 6 Part B 2.1 and 2.3): access address, PDU header,
-/// AdvA and AdvData, CRC. Link-layer captures (pcapng link types 251, 256,
+/// AdvA and AdvData, CRC. Link-layer captures (pcap and pcapng link types 251, 256,
 /// 272) carry these instead of HCI events.
 ///
 /// Decoding turns one into the LE Advertising Report a controller would

@@ -26,10 +26,12 @@ public struct PcapngReader: Sendable {
     public let linkTypes: [UInt32]
     private var walker: PcapngBlockWalker
     private var interfaces: [Interface] = []
+    private var packets = CapturedPacketDecoder()
     public private(set) var blocksRead = 0
-    public private(set) var skippedPackets = 0
+    /// Packets skipped: damaged, or on an interface of a link type beacond does not read.
+    public var skippedPackets: Int { packets.skippedPackets }
     /// Why the last skipped packet was skipped.
-    public private(set) var lastSkipReason: String?
+    public var lastSkipReason: String? { packets.lastSkipReason }
 
     /// Checks the section header, and refuses a file none of whose interfaces beacond can read.
     public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
@@ -49,7 +51,7 @@ public struct PcapngReader: Sendable {
                 if !linkTypes.contains(type) { linkTypes.append(type) }
             }
         }
-        if let first = linkTypes.first, !linkTypes.contains(where: { PcapngFormat.LinkType(rawValue: $0) != nil }) {
+        if let first = linkTypes.first, !linkTypes.contains(where: { LinkType(rawValue: $0) != nil }) {
             throw .unsupportedLinkType(first)
         }
         self.linkTypes = linkTypes
@@ -196,79 +198,12 @@ public struct PcapngReader: Sendable {
         (0..<exponent).reduce(1) { value, _ in value * base }
     }
 
-    // MARK: Packets
-
     /// The HCI event a packet carries or stands for, or `nil` (skipped, counted if it was damaged).
     private mutating func recordedEvent(_ data: ArraySlice<UInt8>, on index: Int, at time: Timestamp?) -> RecordedEvent? {
         let linkType = interfaces[index].linkType
-        guard let type = PcapngFormat.LinkType(rawValue: linkType) else {
-            return skip("packet on interface \(index), link type \(PcapngFormat.LinkType.describe(linkType))")
+        guard let type = LinkType(rawValue: linkType) else {
+            return packets.skip("packet on interface \(index), link type \(LinkType.describe(linkType))")
         }
-        switch type {
-        case .bluetoothHCIH4:
-            return BtsnoopReader.eventPacket(data, datalink: .h4, flags: 0).map { RecordedEvent(timestamp: time, packet: $0) }
-        case .bluetoothHCIH4WithPHDR:
-            guard data.count >= PcapngFormat.directionHeaderSize else { return skip("H4 packet shorter than its direction header") }
-            return BtsnoopReader.eventPacket(data.dropFirst(PcapngFormat.directionHeaderSize), datalink: .h4, flags: 0)
-                .map { RecordedEvent(timestamp: time, packet: $0) }
-        case .bluetoothLinuxMonitor:
-            guard data.count >= PcapngFormat.monitorHeaderSize else { return skip("monitor packet shorter than its header") }
-            let opcode = UInt32(data.uint16(at: data.startIndex + 2, bigEndian: true))
-            return BtsnoopReader.eventPacket(data.dropFirst(PcapngFormat.monitorHeaderSize), datalink: .monitor, flags: opcode)
-                .map { RecordedEvent(timestamp: time, packet: $0) }
-        case .bluetoothLELL:
-            return advertisement(AdvertisingPDU.reportEvent(data, rssi: nil), at: time)
-        case .bluetoothLELLWithPHDR:
-            guard data.count >= PcapngFormat.radioHeaderSize else { return skip("LE packet shorter than its 10-byte radio header") }
-            let flags = data.uint16(at: data.startIndex + 8, bigEndian: false)
-            let rssi = flags & PcapngFormat.RadioHeaderFlag.signalPowerValid != 0 ? Int8(bitPattern: data[data.startIndex + 1]) : nil
-            let crc = flags & PcapngFormat.RadioHeaderFlag.crcChecked != 0 ? flags & PcapngFormat.RadioHeaderFlag.crcValid != 0 : nil
-            return advertisement(
-                AdvertisingPDU.reportEvent(data.dropFirst(PcapngFormat.radioHeaderSize), rssi: rssi, crcChecked: crc), at: time)
-        case .nordicBLE:
-            return nordicPacket(data, at: time)
-        }
-    }
-
-    /// nRF Sniffer protocol versions 1 to 3 (Wireshark's packet-nordic_ble.c):
-    /// board id, lengths, version, counter, packet id; then the packet
-    /// header (its length first, flags with CRC OK in bit 0, channel, RSSI
-    /// as a positive number of −dBm, event counter, time), then the link-layer packet.
-    private mutating func nordicPacket(_ data: ArraySlice<UInt8>, at time: Timestamp?) -> RecordedEvent? {
-        let s = data.startIndex
-        guard data.count >= PcapngFormat.nordicHeaderSize + 4 else { return skip("nRF Sniffer packet of \(data.count) bytes") }
-        let version = data[s + 3]
-        guard (1...3).contains(version), !(data[s] == 0xBE && data[s + 1] == 0xEF) else {
-            return skip("nRF Sniffer protocol version \(version) (1 to 3 are read)")
-        }
-        let payloadLength = version == 1 ? Int(data[s + 2]) : Int(data.uint16(at: s + 1, bigEndian: false))
-        guard PcapngFormat.nordicHeaderSize + payloadLength == data.count else {
-            return skip("nRF Sniffer packet of \(data.count) bytes says its payload is \(payloadLength)")
-        }
-        let id = data[s + 6]
-        guard id == PcapngFormat.nordicAdvertisingPacket || id == PcapngFormat.nordicAnyPacket else { return nil }
-        let headerLength = Int(data[s + 7])
-        guard headerLength >= 4, PcapngFormat.nordicHeaderSize + headerLength <= data.count else {
-            return skip("nRF Sniffer packet header of \(headerLength) bytes")
-        }
-        let crcOK = data[s + 8] & 1 == 1
-        let rssi = Int8(clamping: -Int(data[s + 10]))
-        return advertisement(
-            AdvertisingPDU.reportEvent(data.dropFirst(PcapngFormat.nordicHeaderSize + headerLength), rssi: rssi, crcChecked: crcOK),
-            at: time)
-    }
-
-    private mutating func advertisement(_ result: Result<[UInt8], AdvertisingPDU.Rejection>, at time: Timestamp?) -> RecordedEvent? {
-        switch result {
-        case .success(let event): return RecordedEvent(timestamp: time, packet: event[...])
-        case .failure(.notAnAdvertisement): return nil
-        case .failure(.malformed(let reason)): return skip(reason)
-        }
-    }
-
-    private mutating func skip(_ reason: String) -> RecordedEvent? {
-        skippedPackets += 1
-        lastSkipReason = reason
-        return nil
+        return packets.event(data, type: type, at: time)
     }
 }

@@ -39,37 +39,11 @@ public struct PcapngWriter: Sendable {
         return interfaces.count - 1
     }
 
-    /// One advertising report as the interface's link type carries it: an
-    /// LE Advertising Report event for the HCI types, the packet off the air
-    /// (with the sniffer's header and RSSI where the type has one) for the
-    /// link-layer types. Legacy reports only for the link-layer types.
+    /// One advertising report as the interface's link type carries it
+    /// (`LinkType.packet(for:)`; an unknown link type gets H4).
     public mutating func append(report: AdvertisingReport, interface: Int, at time: Timestamp) {
-        let event = HCIEvent.advertisingReportEvent([report])
-        let packet: [UInt8]
-        switch PcapngFormat.LinkType(rawValue: interfaces[interface].linkType) {
-        case .bluetoothHCIH4, nil:
-            packet = [BtsnoopFormat.h4EventType] + event
-        case .bluetoothHCIH4WithPHDR:
-            packet = [0, 0, 0, 1, BtsnoopFormat.h4EventType] + event  // direction 1: received
-        case .bluetoothLinuxMonitor:
-            packet = [0, 0, 0, UInt8(BtsnoopFormat.MonitorOpcode.event.rawValue)] + event
-        case .bluetoothLELL:
-            packet = AdvertisingPDU.packet(for: report)
-        case .bluetoothLELLWithPHDR:
-            let flags: UInt16 = 0x0001 | 0x0010 | (report.rssi == nil ? 0 : PcapngFormat.RadioHeaderFlag.signalPowerValid)
-                | PcapngFormat.RadioHeaderFlag.crcChecked | PcapngFormat.RadioHeaderFlag.crcValid
-            let a = AdvertisingPDU.advertisingAccessAddress
-            // RF channel 0 (advertising channel 37), signal power, noise power, offenses, reference access address, flags.
-            packet = [0, UInt8(bitPattern: report.rssi ?? 0), 0x80, 0, UInt8(a & 0xFF), UInt8(a >> 8 & 0xFF), UInt8(a >> 16 & 0xFF), UInt8(a >> 24)]
-                + [UInt8(flags & 0xFF), UInt8(flags >> 8)] + AdvertisingPDU.packet(for: report)
-        case .nordicBLE:
-            let air = AdvertisingPDU.packet(for: report)
-            let payload = 10 + air.count
-            // Board 0, payload length, version 3, counter 0, EVENT_PACKET_ADVERTISING; header of 10:
-            // flags (CRC OK, 1M PHY), channel 37, RSSI as −dBm, event counter, firmware time.
-            packet = [0, UInt8(payload & 0xFF), UInt8(payload >> 8), 3, 0, 0, PcapngFormat.nordicAdvertisingPacket]
-                + [10, 0x01, 37, UInt8(clamping: -Int(report.rssi ?? 0)), 0, 0, 0, 0, 0, 0] + air
-        }
+        let packet = LinkType(rawValue: interfaces[interface].linkType).map { $0.packet(for: report) }
+            ?? LinkType.bluetoothHCIH4.packet(for: report)
         append(packet: packet, interface: interface, at: time)
     }
 

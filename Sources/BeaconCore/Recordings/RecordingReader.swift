@@ -4,6 +4,7 @@ public struct RecordingReader: Sendable {
         case btsnoop(BtsnoopFormat.Datalink)
         /// With the link types its interfaces declare.
         case pcapng(linkTypes: [UInt32])
+        case pcap(linkType: UInt32)
         case hcidump
 
         public var description: String {
@@ -15,7 +16,8 @@ public struct RecordingReader: Sendable {
                 "pcapng, no interfaces"
             case .pcapng(let linkTypes):
                 "pcapng, link type\(linkTypes.count > 1 ? "s" : "") "
-                    + linkTypes.map(PcapngFormat.LinkType.describe).joined(separator: ", ")
+                    + linkTypes.map(LinkType.describe).joined(separator: ", ")
+            case .pcap(let linkType): "pcap, link type \(LinkType.describe(linkType))"
             case .hcidump: "hcidump --raw text"
             }
         }
@@ -24,6 +26,7 @@ public struct RecordingReader: Sendable {
     private enum Reader: Sendable {
         case btsnoop(BtsnoopReader)
         case pcapng(PcapngReader)
+        case pcap(PcapReader)
         case hcidump(HCIDumpReader)
     }
 
@@ -38,6 +41,8 @@ public struct RecordingReader: Sendable {
             reader = .btsnoop(try BtsnoopReader(bytes: bytes))
         } else if bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) {
             reader = .pcapng(try PcapngReader(bytes: bytes))
+        } else if PcapFormat.hasMagic(bytes) {
+            reader = .pcap(try PcapReader(bytes: bytes))
         } else {
             reader = .hcidump(try HCIDumpReader(bytes: bytes))
         }
@@ -47,6 +52,7 @@ public struct RecordingReader: Sendable {
         switch reader {
         case .btsnoop(let r): .btsnoop(r.datalink)
         case .pcapng(let r): .pcapng(linkTypes: r.linkTypes)
+        case .pcap(let r): .pcap(linkType: r.linkType)
         case .hcidump: .hcidump
         }
     }
@@ -62,6 +68,10 @@ public struct RecordingReader: Sendable {
             let event = r.next()
             reader = .pcapng(r)
             return event
+        case .pcap(var r):
+            let event = r.next()
+            reader = .pcap(r)
+            return event
         case .hcidump(var r):
             let event = r.next()
             reader = .hcidump(r)
@@ -74,23 +84,29 @@ public struct RecordingReader: Sendable {
         switch reader {
         case .btsnoop(let r): r.failure
         case .pcapng(let r): r.failure
+        case .pcap(let r): r.failure
         case .hcidump(let r): r.failure
         }
     }
 
     /// Packets that were unreadable and skipped: damaged lines of a text log,
-    /// damaged or foreign packets of a pcapng capture. A damaged block or
-    /// btsnoop record stops the reading instead.
+    /// damaged or foreign packets of a pcap or pcapng capture. A damaged
+    /// block or record header stops the reading instead.
     public var skippedRecords: Int {
         switch reader {
         case .btsnoop: 0
         case .pcapng(let r): r.skippedPackets
+        case .pcap(let r): r.skippedPackets
         case .hcidump(let r): r.malformedPackets
         }
     }
 
-    /// Why the last skipped packet was skipped, where the format says (pcapng).
+    /// Why the last skipped packet was skipped, where the format says (pcap and pcapng).
     public var lastSkipReason: String? {
-        if case .pcapng(let r) = reader { r.lastSkipReason } else { nil }
+        switch reader {
+        case .pcapng(let r): r.lastSkipReason
+        case .pcap(let r): r.lastSkipReason
+        case .btsnoop, .hcidump: nil
+        }
     }
 }

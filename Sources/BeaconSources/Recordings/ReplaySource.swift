@@ -3,7 +3,7 @@ import BeaconFiles
 
 /// `replay:FILE[@SPEED]`: a recording replayed at its own pace, SPEED× or as fast as possible.
 ///
-/// The format is recognised from the content (btsnoop 1001/1002/2001, pcapng
+/// The format is recognised from the content (btsnoop 1001/1002/2001, pcapng, pcap
 /// or `hcidump --raw`). A capture cut short replays up to where it breaks and
 /// the summary says where that was.
 public struct ReplaySource: Sendable {
