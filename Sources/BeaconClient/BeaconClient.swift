@@ -26,7 +26,16 @@ public final class BeaconClient: Sendable {
         do {
             return BeaconClient(connection: try DBusConnection.connect(bus))
         } catch {
-            throw .bus(name: error.name, message: "cannot connect to the \(bus) bus: \(error.message)")
+            throw .bus(name: error.name, message: "\(error.message); \(hint(bus))")
+        }
+    }
+
+    /// What to check when `bus` cannot be reached.
+    private static func hint(_ bus: Bus) -> String {
+        switch bus {
+        case .system: "is D-Bus running? (sudo systemctl start dbus)"
+        case .session: "is there a session bus? (outside a desktop session DBUS_SESSION_BUS_ADDRESS is unset; give --bus unix:path=…)"
+        case .address: "is a bus listening there? (--bus takes system, session or an address like unix:path=/run/dbus/system_bus_socket)"
         }
     }
 
@@ -90,17 +99,23 @@ public final class BeaconClient: Sendable {
 
     /// Every monitored region (beacons.yaml's and every client's), by id.
     public func regions() async throws(BeacondError) -> [Beacond.Region] {
+        try await objects(implementing: Beacond.Region1.name).map(Beacond.Region.init(properties:))
+            .sorted { ($0.id, $0.owner ?? "") < ($1.id, $1.owner ?? "") }
+    }
+
+    /// The ids of beacons.yaml's venues, sorted.
+    public func venueIDs() async throws(BeacondError) -> [String] {
+        try await objects(implementing: Beacond.Venue1.name).compactMap { $0[Beacond.Venue1.id.name]?.string }.sorted()
+    }
+
+    /// The properties of every object implementing `interface` (GetManagedObjects).
+    private func objects(implementing interface: String) async throws(BeacondError) -> [[String: DBusValue]] {
         let reply = try await call(
             StandardInterfaces.objectManager, StandardInterfaces.getManagedObjects, [], timeout: .seconds(25))
         guard case .dictionary(_, _, let objects)? = reply.first else {
             throw DictionaryReader.malformed("GetManagedObjects did not answer a dictionary")
         }
-        var regions: [Beacond.Region] = []
-        for object in objects {
-            guard let properties = object.value.stringKeyedEntries?[Beacond.Region1.name]?.stringKeyedEntries else { continue }
-            regions.append(try Beacond.Region(properties: properties))
-        }
-        return regions.sorted { ($0.id, $0.owner ?? "") < ($1.id, $1.owner ?? "") }
+        return objects.compactMap { $0.value.stringKeyedEntries?[interface]?.stringKeyedEntries }
     }
 
     /// Manager1's properties.

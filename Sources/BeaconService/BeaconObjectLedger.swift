@@ -7,7 +7,8 @@ import DBus
 ///
 /// Objects appear and go (InterfacesAdded/Removed) and change
 /// (PropertiesChanged) at most once per `coalescing` each, only on a
-/// meaningful change, and at most `budget` announcements per reconciliation;
+/// meaningful change, and at most `budget` announcements per `period`,
+/// however often it is reconciled (region events publish between ticks);
 /// beacons of configured venues come first, so a busy room delays strangers,
 /// never the venues. Objects still waiting to go keep serving the values they
 /// last announced.
@@ -29,13 +30,17 @@ struct BeaconObjectLedger {
 
     var coalescing: Duration
     var budget: Int
+    var period: Duration
+    /// When the current period began, and the announcements made in it.
+    private var spent = (since: Timestamp?.none, count: 0)
     private(set) var exported: [BeaconIdentity: Entry] = [:]
     /// When each recently removed object went: it may not come back before `coalescing` has passed.
     private var departed: [BeaconIdentity: Timestamp] = [:]
 
-    init(coalescing: Duration, budget: Int) {
+    init(coalescing: Duration, budget: Int, period: Duration) {
         self.coalescing = coalescing
         self.budget = budget
+        self.period = period
     }
 
     /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
@@ -49,7 +54,9 @@ struct BeaconObjectLedger {
         _ ranged: [RangedBeacon], nearest: BeaconIdentity? = nil, now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]
     ) -> Changes {
         var changes = Changes()
-        var remaining = budget
+        if spent.since.map({ now - $0 >= period }) ?? true { spent = (now, 0) }
+        var remaining = budget - spent.count
+        defer { spent.count = budget - remaining }
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
         func add(_ entry: Entry) {

@@ -69,7 +69,7 @@ final class BusService: Sendable {
         self.version = version
         self.limits = limits
         answers = BusAnswers(Self.publication(snapshot, version: version), executor: connection.executor)
-        published = Mutex(Published(beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChangesPerPublication)))
+        published = Mutex(Published(beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChanges, period: limits.objectChangePeriod)))
     }
 
     /// The answers read most, built here once per publication rather than per call.

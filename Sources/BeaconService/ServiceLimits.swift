@@ -8,9 +8,11 @@ public struct ServiceLimits: Sendable {
     /// Advertisements waiting for the engine; past this they are dropped and counted.
     /// The engine takes about 2 µs each, so a full queue is 20 ms of work.
     public var advertisementQueue = 10_000
-    /// Beacon objects added, removed or changed per publication (5 a second):
-    /// at most 100 such signals a second however busy the room.
-    public var objectChangesPerPublication = 20
+    /// Beacon objects added, removed or changed per `objectChangePeriod`:
+    /// at most 100 such signals a second however busy the room, and however
+    /// many region events and answers publish between the engine's ticks.
+    public var objectChanges = 20
+    public var objectChangePeriod: Duration = .milliseconds(200)
     /// The longest a RequestNearestVenue may wait, in milliseconds (5 minutes).
     public var longestWait: UInt32 = 300_000
     /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this often per object.

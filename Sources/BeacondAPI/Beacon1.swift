@@ -20,7 +20,8 @@ extension Beacond {
 
         public static let interface = APIInterface(
             name: name, objectPath: "\(path)/<uuid hex>_<major>_<minor>", summary: "a ranged beacon",
-            doc: "At most 20 objects are added, removed or changed per publication (five a second), venue beacons first, "
+            doc: "At most 20 objects are added, removed or changed every 0.2 s (100 a second, however often region events publish), "
+                + "venue beacons first, "
                 + "so a room full of strangers cannot flood the bus. PropertiesChanged is coalesced: at most once a second "
                 + "per object, and only when a value changed meaningfully (a number by more than 5%).",
             properties: [uuid, major, minor, rssi, filteredRssi, measuredPower, distance, accuracy, proximity, stationary, lastSeen, address, venue])

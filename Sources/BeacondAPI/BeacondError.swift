@@ -46,7 +46,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unknownVenue: "No venue of that id is in beacons.yaml; the message lists the venues."
             case .regionExists: "The caller already monitors a region of that id."
             case .tooManyRegions: "At most 16 regions per client and 256 across all clients."
-            case .notOwner: "The region belongs to beacons.yaml or another client."
+            case .notOwner: "The region comes from beacons.yaml: edit the file and Reload."
             case .invalidArguments: "An argument is malformed or out of range; the message says which and what is expected."
             case .stateNotSaved: "The state directory could not be written, so nothing was changed."
             }

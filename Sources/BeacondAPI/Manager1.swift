@@ -1,3 +1,5 @@
+import BeaconCore
+
 extension Beacond {
     /// `/org/beacond`: the nearest venue, ranged beacons, a client's own regions.
     public enum Manager1 {
@@ -69,13 +71,14 @@ extension Beacond {
         public static let startMonitoring = APIMethod(
             "StartMonitoring",
             inputs: [.init("id", String.self), .init("constraint", .dictionary(constraint)), .init("options", .dictionary(monitoringOptions))],
-            outputs: [.init("region", ObjectPath.self)], errors: [.invalidArguments, .regionExists, .tooManyRegions, .stateNotSaved],
-            doc: "Monitors a region owned by the caller, at `/org/beacond/client/<owner>/<id>`. Its ids are the caller's own, so they "
-                + "never collide with beacons.yaml's or another client's; it is removed when the caller leaves the bus. "
-                + "At most 16 per client and 256 across all clients.")
+            outputs: [.init("region", ObjectPath.self)], errors: [.invalidArguments, .regionExists, .tooManyRegions],
+            doc: "Monitors a region owned by the caller, at `/org/beacond/client/<owner>/<id>` (each part escaped as Venue1's paths are). "
+                + "`id` is \(Identifier.rule); the caller's ids are its own, so they "
+                + "never collide with beacons.yaml's or another client's. The region is not saved: it is removed when the caller leaves "
+                + "the bus. At most 16 per client and 256 across all clients.")
         public static let stopMonitoring = APIMethod(
-            "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner, .stateNotSaved],
-            doc: "Stops one of the caller's own regions.")
+            "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner],
+            doc: "Stops one of the caller's own regions. Another client's region of the same id is not the caller's: UnknownRegion.")
         public static let setPreferredVenue = APIMethod(
             "SetPreferredVenue", inputs: [.init("id", String.self)], errors: [.unknownVenue, .stateNotSaved],
             doc: "The venue to answer with when nothing is in range, or \"\" for nearest only. Persisted, and answered only once on disk.")

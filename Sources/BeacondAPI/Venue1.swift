@@ -12,7 +12,8 @@ extension Beacond {
 
         public static let interface = APIInterface(
             name: name, objectPath: "\(path)/<id>", summary: "a venue of beacons.yaml",
-            doc: "Path elements are escaped as D-Bus requires (`counter-1` → `counter_2d1`).",
+            doc: "Path elements are escaped as D-Bus requires (`counter-1` → `counter_2d1`). PropertiesChanged is sent whenever "
+                + "a value changes, up to five times a second: venues are few, and a kiosk wants `Nearest` at once.",
             properties: [id, venueName, proximity, distance, nearest])
     }
 }

@@ -37,6 +37,14 @@ public final class DBusConnection: Sendable {
             case .address(let address): address
             }
         }
+
+        /// How a message names it: "the system bus", "the bus at unix:path=…".
+        public var phrase: String {
+            switch self {
+            case .system, .session: "the \(self) bus"
+            case .address(let address): "the bus at \(address)"
+            }
+        }
     }
 
     public let uniqueName: String
@@ -64,7 +72,7 @@ public final class DBusConnection: Sendable {
             }
             raw = opened
         }
-        guard let raw else { throw error.take(or: "cannot connect to the \(bus) bus") }
+        guard let raw else { throw error.take(or: "cannot connect to \(bus.phrase)") }
         dbus_connection_set_exit_on_disconnect(raw, 0)
         // Read before the thread starts: from then on only the thread touches libdbus.
         let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""

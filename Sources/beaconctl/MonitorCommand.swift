@@ -62,6 +62,12 @@ struct CalibrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await options.client()
+        // Asked first, so a wrong id or an absent beacond is said at once, not after the sampling.
+        let venues = try await client.venueIDs()
+        guard venues.contains(venue) else {
+            throw BeacondError.unknownVenue(
+                "no venue '\(venue)' in beacons.yaml; the venues are " + (venues.isEmpty ? "none" : venues.joined(separator: ", ")))
+        }
         var samples: [Int] = []
         var lastSeen: UInt64 = 0
         let end = ContinuousClock.now + .seconds(seconds)
@@ -75,7 +81,13 @@ struct CalibrateCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         guard !samples.isEmpty else {
-            throw ValidationError("no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range and in a region?")
+            let message = "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range, and is its beacon in the venue's region?"
+            if options.json {
+                print(Output.json(["error": "NoSamples", "message": message]))
+            } else {
+                FileHandle.standardError.write(Data("\(message)\n".utf8))
+            }
+            throw ExitCode(2)
         }
         let median = samples.sorted()[samples.count / 2]
         if options.json {

@@ -41,7 +41,7 @@ private typealias S = EngineTestSupport
     }
 
     @Test func theLedgerPacesObjectsAndPutsVenueBeaconsFirst() {
-        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3)
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3, period: .milliseconds(200))
         let strangers = (0..<5).map { Self.ranged(S.identity(1_000, UInt16($0)), distance: 1) }
         let venue = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
         // Over budget: the venue beacon first, then strangers nearest first, the rest wait.
@@ -76,6 +76,21 @@ private typealias S = EngineTestSupport
         #expect(changes.isEmpty)
     }
 
+    /// Region events and answers publish between the engine's ticks: however
+    /// often the ledger is reconciled, a period's budget is all it spends.
+    @Test func publishingMoreOftenDoesNotRaiseTheBudget() {
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20, period: .milliseconds(200))
+        let strangers = (0..<500).map { Self.ranged(S.identity(1_000, UInt16($0)), distance: 1) }
+        var perPeriod: [Int: Int] = [:]
+        for ms in stride(from: 0, to: 2_000, by: 25) {
+            let changes = ledger.reconcile(strangers, now: S.t0 + .milliseconds(Int64(ms)), properties: Self.properties)
+            perPeriod[ms / 200, default: 0] += changes.added.count
+        }
+        #expect(perPeriod.count == 10)
+        #expect(perPeriod.values.allSatisfy { $0 == 20 }, "\(perPeriod.sorted { $0.key < $1.key })")
+        #expect(ledger.exported.count == 200)
+    }
+
     /// A beacon that leaves and comes back, at any moment relative to its
     /// last announcement: its object goes once a second has passed since it
     /// was announced, and comes back as soon as a second has passed since it
@@ -84,7 +99,7 @@ private typealias S = EngineTestSupport
         let beacon = Self.ranged(S.identity(1, 1), distance: 1, venue: "counter-1")
         for leave in stride(from: 200, through: 2_000, by: 200) {
             for away in stride(from: 200, through: 1_400, by: 200) {
-                var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20)
+                var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20, period: .milliseconds(200))
                 var lastSignal = 0
                 var removedAt: Int?
                 for ms in stride(from: 0, through: 5_000, by: 200) {
@@ -113,7 +128,7 @@ private typealias S = EngineTestSupport
     @Test func theNearestVenuesBeaconComesBackAtOnce() {
         let beacon = Self.ranged(S.identity(1, 1), distance: 1, venue: "counter-1")
         for nearest in [beacon.identity, nil] {
-            var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20)
+            var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 20, period: .milliseconds(200))
             _ = ledger.reconcile([beacon], nearest: nearest, now: S.t0, properties: Self.properties)
             let removed = ledger.reconcile([], now: S.t0 + .milliseconds(1_000), properties: Self.properties)
             #expect(removed.removed == [beacon.identity])
@@ -127,9 +142,9 @@ private typealias S = EngineTestSupport
     /// beacons leaving in numbers take it first, and GetNearestVenue would
     /// name a Beacon1 object not on the bus until the next publication.
     @Test func venueBeaconsLeavingDoNotHoldBackTheNearestVenuesBeacon() {
-        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 2)
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 2, period: .milliseconds(200))
         let leaving = (0..<4).map { Self.ranged(S.identity(1, UInt16($0)), distance: 2, venue: "counter-1") }
-        for ms in [0, 100] {
+        for ms in [0, 200] {
             _ = ledger.reconcile(leaving, now: S.t0 + .milliseconds(Int64(ms)), properties: Self.properties)
         }
         #expect(ledger.exported.count == 4)
@@ -142,7 +157,7 @@ private typealias S = EngineTestSupport
     /// Venue beacons come first for removals too: strangers leaving in
     /// numbers do not take the budget a returning venue beacon needs.
     @Test func strangersLeavingDoNotHoldBackAReturningVenueBeacon() {
-        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3)
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3, period: .milliseconds(200))
         let venue = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
         let strangers = (0..<6).map { Self.ranged(S.identity(1_000, UInt16($0)), distance: 1) }
         for ms in [0, 200, 400] {

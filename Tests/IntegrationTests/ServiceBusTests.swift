@@ -466,6 +466,30 @@ import Testing
         #expect(missing.stderr.contains("beacond is not running"))
     }
 
+    /// calibrate names a wrong venue at once, with the venues there are, and
+    /// samples a real one; a bus beaconctl cannot reach is said once, with what to check.
+    @Test func beaconctlCalibratesAndExplainsWhatItCannotDo() throws {
+        let service = try Service()
+        let beaconctl = TestSupport.product("beaconctl")
+        let unknown = try TestSupport.run(beaconctl, ["calibrate", "nowhere", "--seconds", "30", "--bus", service.bus.address])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no venue 'nowhere' in beacons.yaml; the venues are coffee-bar, counter-1, counter-2, kaffeehaus-theke"), "\(unknown.stderr)")
+        #expect(!unknown.stderr.contains("sampling") && !unknown.stderr.contains("USAGE"))
+        let calibrated = try TestSupport.run(beaconctl, ["calibrate", "counter-1", "--seconds", "2", "--json", "--bus", service.bus.address])
+        #expect(calibrated.status == 0, "\(calibrated.stderr)")
+        let line = try JSONSerialization.jsonObject(with: Data(calibrated.stdout.utf8)) as? [String: Any]
+        #expect(line?["venue"] as? String == "counter-1")
+        #expect((line?["samples"] as? Int ?? 0) > 0)
+        #expect((line?["measured_power"] as? Int).map { (-100 ... -20).contains($0) } == true, "\(calibrated.stdout)")
+
+        let nowhere = "unix:path=\(try TestSupport.temporaryDirectory().path)/no-bus"
+        let unreachable = try TestSupport.run(beaconctl, ["nearest", "--bus", nowhere])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stderr.contains("cannot connect to the bus at \(nowhere): "), "\(unreachable.stderr)")
+        #expect(unreachable.stderr.components(separatedBy: "cannot connect").count == 2)
+        #expect(unreachable.stderr.contains("is a bus listening there?"))
+    }
+
     /// The real Raspberry Pi log, replayed at 4× with a configuration for its
     /// two beacons: regions enter while it plays and exit after it ends, the
     /// source ending is announced, and then there is no venue.
