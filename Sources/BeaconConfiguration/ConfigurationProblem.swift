@@ -25,8 +25,10 @@ public struct ConfigurationProblem: Error, Hashable, Sendable, CustomStringConve
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var problems: [ConfigurationProblem]
 
+    /// The problems in the order of their lines, as a person reads the file
+    /// (those about the file as a whole first), whatever order they were found in.
     public init(problems: [ConfigurationProblem]) {
-        self.problems = problems
+        self.problems = problems.enumerated().sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }.map(\.element)
     }
 
     public var description: String {

@@ -31,7 +31,9 @@ struct NodeReader {
         }
         if let node = fields["ranging"] { configuration.ranging = ranging(node) }
         configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
-        let regions = configuration.regions
+        // A region refused for its own problem is most likely the one a venue
+        // meant: "matches no region" would then be a second, false problem.
+        let regions = configuration.regions.count == (fields["regions"]?.sequence?.count ?? 0) ? configuration.regions : nil
         configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2, regions: regions) }
         if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)
@@ -108,13 +110,14 @@ struct NodeReader {
             settings.pathLossExponent = value
         }
         if let p = fields["proximity"], let bands = mapping(p, "ranging.proximity", keys: ["immediate", "near"]) {
-            if let n = bands["immediate"], let value = number(n, "ranging.proximity.immediate", in: 0.01...100) {
-                settings.immediateDistance = value
+            var bothRead = true  // else the comparison would be with a default, not with what was written
+            if let n = bands["immediate"] {
+                if let value = number(n, "ranging.proximity.immediate", in: 0.01...100) { settings.immediateDistance = value } else { bothRead = false }
             }
-            if let n = bands["near"], let value = number(n, "ranging.proximity.near", in: 0.01...100) {
-                settings.nearDistance = value
+            if let n = bands["near"] {
+                if let value = number(n, "ranging.proximity.near", in: 0.01...100) { settings.nearDistance = value } else { bothRead = false }
             }
-            if settings.immediateDistance >= settings.nearDistance {
+            if bothRead, settings.immediateDistance >= settings.nearDistance {
                 report(p, "ranging.proximity", "immediate (\(settings.immediateDistance) m) must be less than near (\(settings.nearDistance) m)")
             }
         }
@@ -156,7 +159,8 @@ struct NodeReader {
         return region
     }
 
-    private mutating func venue(_ node: YAMLNode, _ field: String, regions: [RegionDefinition]) -> VenueDefinition? {
+    /// `regions` are every region of the file, or `nil` when one was refused.
+    private mutating func venue(_ node: YAMLNode, _ field: String, regions: [RegionDefinition]?) -> VenueDefinition? {
         guard let fields = mapping(node, field, keys: ["id", "name", "beacon", "measured_power", "max_distance"]) else {
             return nil
         }
@@ -178,19 +182,19 @@ struct NodeReader {
             }
             // Ranging runs only inside monitored regions (SPEC section 5), so a venue
             // no region covers could never be nearest: almost surely a typo.
-            if let constraint, !regions.contains(where: { $0.constraint.overlaps(constraint) }) {
+            if let constraint, let regions, !regions.contains(where: { $0.constraint.overlaps(constraint) }) {
                 report(b, "\(field).beacon", "\(constraint) matches no region; add a region whose uuid (and major/minor) covers it")
             }
         } else {
             report(node, "\(field).beacon", "missing; expected { uuid: …, major: …, minor: … }")
         }
         var venue = VenueDefinition(id: id ?? "", name: name ?? "", constraint: constraint ?? BeaconConstraint(uuid: UUID()))
-        if let n = fields["measured_power"], let value = number(n, "\(field).measured_power", in: -127...20) {
-            if value == value.rounded() {
-                venue.measuredPower = Int8(value)
-            } else {
-                report(n, "\(field).measured_power", "expected whole dBm, got \(value)")
-            }
+        // A calibration is a power at 1 m, as plausible as a frame's must be (0 or +5 is a tracker's battery, not a power).
+        let plausible = IBeaconFrame.plausibleMeasuredPower
+        if let n = fields["measured_power"],
+            let value = number(integer: n, "\(field).measured_power", in: Int(plausible.lowerBound)...Int(plausible.upperBound))
+        {
+            venue.measuredPower = Int8(value)
         }
         if let n = fields["max_distance"] { venue.maxDistance = number(n, "\(field).max_distance", in: 0.1...1000) }
         guard id != nil, name != nil, constraint != nil else { return nil }

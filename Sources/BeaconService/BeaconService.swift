@@ -64,14 +64,14 @@ public final class BeaconService: Service, Sendable {
         try await cancelWhenGracefulShutdown {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    do {
+                    do throws(SourceError) {
                         let outcome = try await factory.run(spec) { mailbox.post($0) }
                         if case .replay(let summary) = outcome {
                             mailbox.post(.sourceEnded(Self.describe(summary)))
                         }
-                    } catch {
-                        mailbox.post(.sourceEnded("\(error)"))
-                    }
+                    } catch where !Task.isCancelled {  // stopping is no failure
+                        mailbox.post(.sourceFailed(error))
+                    } catch {}
                 }
                 group.addTask {
                     while !Task.isCancelled {
@@ -182,6 +182,12 @@ public final class BeaconService: Service, Sendable {
                 case .sourceEnded(let reason):
                     logger.notice("source \(source) ended: \(reason)")
                     announce(false, "source ended: \(reason)")
+                case .sourceFailed(let error):
+                    // Stopping is what lets systemd try again (Restart=on-failure) once
+                    // the adapter, the permission or bluetoothd is there; staying up
+                    // would scan nothing for good, and regions would exit for want of a radio.
+                    logger.critical("stopping: source \(source) cannot scan: \(error)")
+                    throw error
                 case .tick:
                     ticked = true
                 }

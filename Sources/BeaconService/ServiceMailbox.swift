@@ -15,7 +15,10 @@ final class ServiceMailbox: Sendable {
         case availability(Bool, reason: String)
         /// What a source tried on its own (re-arming a quiet scan): a log line.
         case note(String)
+        /// A replay reached its end (or where it breaks off): the service goes on answering.
         case sourceEnded(String)
+        /// The source cannot scan (no adapter, no permission, no bluetoothd, an unreadable file): the service stops.
+        case sourceFailed(SourceError)
         case tick
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconConfiguration
 import BeaconCore
 import BeaconService
+import BeaconSources
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -61,7 +62,11 @@ struct RunCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch is SourceError {
+            throw ExitCode(69)  // EX_UNAVAILABLE; the service has logged why, and systemd tries again (Restart=on-failure)
+        }
     }
 }
 

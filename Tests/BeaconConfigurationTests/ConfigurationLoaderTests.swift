@@ -194,12 +194,15 @@ import Testing
         let yaml = Self.regionsOnly.replacingOccurrences(
             of: "uuid: F7826DA6-4FA2-4E98-8024-BC5B71E0893E", with: "uuid: F7826DA6-4FA2-4E98-8024-BC5B71E0893Z")
         Self.expectOneProblem(yaml, field: "regions[1].uuid", at: "893Z", mentioning: ["F7826DA6-4FA2-4E98-8024-BC5B71E0893Z"])
-        // In a full file the venue that region covered is reported too, each on its own line.
+        // In a full file the venue that region covered is not reported as well: the region is what to fix.
         let full = Self.valid.replacingOccurrences(
             of: "caffe-macs\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", with: "caffe-macs\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096EZ")
         let problems = Self.problems(full)
-        #expect(problems.map(\.field) == ["regions[0].uuid", "venues[0].beacon"])
+        #expect(problems.map(\.field) == ["regions[0].uuid"])
         #expect(problems.first?.line == Self.line(of: "96EZ", in: full))
+        // A venue no region meant is still found when every region reads.
+        let stray = Self.valid.replacingOccurrences(of: "uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n      major", with: "uuid: 11111111-DFFB-48D2-B060-D0F5A71096E0\n      major")
+        #expect(Self.problems(stray).map(\.field) == ["venues[0].beacon"])
     }
 
     @Test func shortUUID() {
@@ -231,8 +234,8 @@ import Testing
             of: "caffe-macs\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0",
             with: "caffe-macs\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n    minor: 3")
         let problems = Self.problems(yaml)
-        // The region is unusable, so the venue it covered is reported as uncovered too.
-        #expect(problems.map(\.field) == ["regions[0].minor", "venues[0].beacon"])
+        // The region is unusable; the venue it covered is not reported as a second problem.
+        #expect(problems.map(\.field) == ["regions[0].minor"])
         let problem = problems.first { $0.field == "regions[0].minor" }
         #expect(problem?.line == Self.line(of: "minor: 3", in: yaml))
     }
@@ -381,15 +384,32 @@ import Testing
         let yaml = Self.valid.replacingOccurrences(
             of: "  exit_after: 10s", with: "  exit_after: 10s\n  proximity: { immediate: 3.0, near: 3.0 }")
         Self.expectOneProblem(yaml, field: "ranging.proximity", at: "proximity", mentioning: ["immediate", "near"])
+        // A bad value is one problem, not a second one against the other band's default.
+        let negative = Self.valid.replacingOccurrences(
+            of: "  exit_after: 10s", with: "  exit_after: 10s\n  proximity: { immediate: -1, near: 0.5 }")
+        #expect(Self.problems(negative).map(\.field) == ["ranging.proximity.immediate"])
+    }
+
+    /// Problems come in the order of their lines, whatever order they are found in.
+    @Test func problemsAreListedByLine() {
+        let yaml = Self.valid.replacingOccurrences(of: "      major: 1", with: "      major: 70000")
+            .replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    notify_on_exit: maybe")
+            + "\ncolour: red\n"
+        let lines = Self.problems(yaml).compactMap(\.line)
+        #expect(lines.count == 3)
+        #expect(lines == lines.sorted())
     }
 
     @Test func numbersOutOfRangeOrNotNumbers() {
         let margin = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  switch_margin: 2")
         Self.expectOneProblem(margin, field: "ranging.switch_margin", at: "switch_margin", mentioning: ["0...0.9", "2"])
         let power = Self.valid.replacingOccurrences(of: "      minor: 1", with: "      minor: 1\n    measured_power: loud")
-        Self.expectOneProblem(power, field: "venues[0].measured_power", at: "loud", mentioning: ["number", "loud"])
+        Self.expectOneProblem(power, field: "venues[0].measured_power", at: "loud", mentioning: ["integer", "loud"])
         let fractional = Self.valid.replacingOccurrences(of: "      minor: 1", with: "      minor: 1\n    measured_power: -59.5")
-        Self.expectOneProblem(fractional, field: "venues[0].measured_power", at: "-59.5", mentioning: ["whole"])
+        Self.expectOneProblem(fractional, field: "venues[0].measured_power", at: "-59.5", mentioning: ["integer -100...-20"])
+        // A tracker's battery byte is no calibration.
+        let battery = Self.valid.replacingOccurrences(of: "      minor: 1", with: "      minor: 1\n    measured_power: 5")
+        Self.expectOneProblem(battery, field: "venues[0].measured_power", at: "measured_power: 5", mentioning: ["-100...-20", "5"])
         let flag = Self.valid.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    notify_on_exit: maybe")
         Self.expectOneProblem(flag, field: "regions[0].notify_on_exit", at: "maybe", mentioning: ["true or false"])
     }

@@ -490,6 +490,27 @@ import Testing
         #expect(unreachable.stderr.contains("is a bus listening there?"))
     }
 
+    /// A source that cannot start stops beacond (EX_UNAVAILABLE, so systemd
+    /// tries again), and the regions it knew stay as they were: until
+    /// 2026-11-26 it stayed up scanning nothing and exited them all 10 s later.
+    @Test func aSourceThatCannotStartStopsTheServiceAndKeepsTheRegions() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = directory.appendingPathComponent("state.json")
+        let saved = #"{"regions":{"caffe-macs":"inside","espresso-bar":"inside","kaffeehaus":"inside"}}"#
+        try Data(saved.utf8).write(to: state)
+        let missing = directory.appendingPathComponent("missing.btsnoop").path
+        // Under timeout(1): were beacond to stay up, the run would end in 124, not hang.
+        let result = try await TestSupport.run(
+            "/usr/bin/timeout",
+            ["20", TestSupport.product("beacond"), "--config", TestSupport.repository("beacons.yaml"), "--bus", "none",
+             "--source", "replay:\(missing)", "--state-dir", directory.path])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("stopping: source replay:\(missing) cannot scan: cannot read \(missing)"))
+        #expect(!result.stderr.contains("Error:"))
+        #expect(try String(contentsOf: state, encoding: .utf8) == saved)
+    }
+
     /// The real Raspberry Pi log, replayed at 4× with a configuration for its
     /// two beacons: regions enter while it plays and exit after it ends, the
     /// source ending is announced, and then there is no venue.
