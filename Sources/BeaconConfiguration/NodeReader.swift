@@ -60,7 +60,16 @@ struct NodeReader {
             if text.isEmpty || text.utf8.count > 256 { report(n, "mqtt.username", "expected 1 to 256 bytes") }
             settings.username = text
         }
-        settings.passwordFile = fields["password_file"].flatMap { readableFile($0, "mqtt.password_file", limit: MQTTSettings.largestPasswordFile) }
+        settings.passwordFile = fields["password_file"].flatMap {
+            readableFile($0, "mqtt.password_file", limit: MQTTSettings.largestPasswordFile) { bytes in
+                do throws(MQTTSettings.PasswordFileProblem) {
+                    _ = try MQTTSettings.password(inFile: bytes)
+                    return nil
+                } catch {
+                    return error.description
+                }
+            }
+        }
         if settings.passwordFile != nil, settings.username == nil, let n = fields["password_file"] {
             report(n, "mqtt.password_file", "a password needs a username")
         }
@@ -83,12 +92,18 @@ struct NodeReader {
 
     /// A file named in the configuration, relative to it, that beacond can
     /// read now, as the service will: reading it is the check a FIFO, a device
-    /// or a file too large for its purpose does not pass.
-    private mutating func readableFile(_ node: YAMLNode, _ field: String, limit: Int) -> String? {
+    /// or a file too large for its purpose does not pass; `content` is what
+    /// the service will check of what it reads.
+    private mutating func readableFile(
+        _ node: YAMLNode, _ field: String, limit: Int, content: ([UInt8]) -> String? = { _ in nil }
+    ) -> String? {
         guard let text = string(node, field), !text.isEmpty else { return nil }
         let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
         do {
-            _ = try RegularFile.read(path, limit: limit)
+            if let problem = content(try RegularFile.read(path, limit: limit)) {
+                report(node, field, "cannot use \(path): \(problem)")
+                return nil
+            }
         } catch .permissionDenied {
             report(node, field, "cannot read \(path): permission denied (beacond runs as its own user; make the file readable to it)")
             return nil

@@ -25,13 +25,17 @@ public enum MQTTPayloads {
         json(["available": .bool(available), "reason": .string(reason)])
     }
 
-    /// `…/beacon/<uuid>-<major>-<minor>`, only with `publish_beacons`.
+    /// `…/beacon/<uuid>-<major>-<minor>`, only with `publish_beacons`;
+    /// `distance`, `accuracy` and `rssi` are `null` while the proximity is
+    /// unknown (nothing measured lately), as in `nearest_venue`.
     public static func beacon(_ beacon: RangedBeacon) -> String {
-        json([
+        let known = beacon.proximity != .unknown
+        func measured(_ value: Double) -> JSONValue { known && value.isFinite ? .double(rounded(value)) : nil }
+        return json([
             "uuid": .string(beacon.identity.uuid.uuidString), "major": .int(Int(beacon.identity.major)),
             "minor": .int(Int(beacon.identity.minor)), "proximity": .string(beacon.proximity.rawValue),
-            "distance": .double(rounded(beacon.distance)), "accuracy": .double(rounded(beacon.accuracy)),
-            "rssi": .double(rounded(beacon.filteredRSSI)), "stationary": .bool(beacon.isStationary),
+            "distance": measured(beacon.distance), "accuracy": measured(beacon.accuracy),
+            "rssi": measured(beacon.filteredRSSI), "stationary": .bool(beacon.isStationary),
             "venue": JSONValue(beacon.venueID),
         ])
     }

@@ -202,19 +202,12 @@ public final class MQTTPublisher: Sendable {
         if let username = settings.username {
             let password: String?
             if let file = settings.passwordFile {
-                let text: String
                 do {
-                    guard let decoded = String(validating: try RegularFile.read(file, limit: MQTTSettings.largestPasswordFile), as: UTF8.self)
-                    else {
-                        session.lastLibraryError = "cannot read the password file \(file): not UTF-8 text"
-                        return MOSQ_ERR_AUTH.rawValue
-                    }
-                    text = decoded
+                    password = try MQTTSettings.password(inFile: RegularFile.read(file, limit: MQTTSettings.largestPasswordFile))
                 } catch {
                     session.lastLibraryError = "cannot read the password file \(file): \(error)"
                     return MOSQ_ERR_AUTH.rawValue
                 }
-                password = String(text.trimming(while: \.isNewline))
             } else {
                 password = ProcessInfo.processInfo.environment["BEACOND_MQTT_PASSWORD"]
             }
@@ -262,7 +255,7 @@ public final class MQTTPublisher: Sendable {
             switch errno {
             case ECONNREFUSED: return "\(text) (is the broker running and listening there?)"
             case EAFNOSUPPORT, EPERM:
-                return "\(text) (systemd's RestrictAddressFamilies? install dist/systemd/beacond-mqtt.conf as a drop-in; docs/mqtt.md)"
+                return "\(text) (systemd's RestrictAddressFamilies? install /usr/share/doc/beacond/examples/beacond-mqtt.conf, or dist/systemd/beacond-mqtt.conf from the source, as /etc/systemd/system/beacond.service.d/mqtt.conf)"
             default: return text
             }
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:

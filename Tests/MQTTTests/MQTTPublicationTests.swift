@@ -195,4 +195,16 @@ import Testing
         #expect(venue["id"] is NSNull && venue["source"] as? String == "none")
         #expect(Set(venue.keys) == ["id", "name", "proximity", "distance", "accuracy", "runner_up", "margin", "stationary", "source"])
     }
+
+    /// A beacon with nothing measured lately has nulls, as the venue has: not
+    /// -1 or 0, which a dashboard would plot as values.
+    @Test func aBeaconWithNothingMeasuredIsNulls() throws {
+        var unknown = Self.beacon(minor: 1, distance: 1.234)
+        unknown.proximity = .unknown
+        let beacon = try Self.json(MQTTPayloads.beacon(unknown))
+        #expect(beacon["distance"] is NSNull && beacon["accuracy"] is NSNull && beacon["rssi"] is NSNull)
+        #expect(beacon["proximity"] as? String == "unknown" && beacon["minor"] as? Int == 1)
+        let known = try Self.json(MQTTPayloads.beacon(Self.beacon(minor: 1, distance: 1.234)))
+        #expect(known["distance"] as? Double == 1.23 && known["accuracy"] as? Double == 0.46 && known["rssi"] as? Double == -60.12)
+    }
 }

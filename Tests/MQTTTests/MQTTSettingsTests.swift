@@ -87,6 +87,26 @@ import Testing
         }
     }
 
+    /// The password is the file's one line; the service and check-config read it by the same rule.
+    @Test func aPasswordFileHoldsOneLine() throws {
+        #expect(try MQTTSettings.password(inFile: Array("s3cret\n".utf8)) == "s3cret")
+        #expect(try MQTTSettings.password(inFile: Array("s3cret\r\n".utf8)) == "s3cret")
+        #expect(try MQTTSettings.password(inFile: Array("s3cret".utf8)) == "s3cret")
+        #expect(try MQTTSettings.password(inFile: Array(" pass word ".utf8)) == " pass word ")
+        #expect(throws: MQTTSettings.PasswordFileProblem.empty) { try MQTTSettings.password(inFile: Array("\n".utf8)) }
+        #expect(throws: MQTTSettings.PasswordFileProblem.empty) { try MQTTSettings.password(inFile: []) }
+        #expect(throws: MQTTSettings.PasswordFileProblem.severalLines) { try MQTTSettings.password(inFile: Array("user\npass\n".utf8)) }
+        #expect(throws: MQTTSettings.PasswordFileProblem.notUTF8) { try MQTTSettings.password(inFile: [0xFF, 0x0A]) }
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mqtt-password-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("two-lines").path
+        try Data("user\npass\n".utf8).write(to: URL(fileURLWithPath: path))
+        let problems = Self.problems("mqtt:\n  url: mqtt://broker\n  username: u\n  password_file: \(path)\n")
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:8: mqtt.password_file: cannot use \(path): more than one line") }, "\(problems)")
+    }
+
     @Test func nodeIDFromTheHostName() {
         #expect(MQTTSettings.nodeID(hostName: "kiosk-7.cafe.example") == "kiosk-7")
         #expect(MQTTSettings.nodeID(hostName: "pi zero+w") == "pi_zero_w")

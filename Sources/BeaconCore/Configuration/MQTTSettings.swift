@@ -35,6 +35,31 @@ public struct MQTTSettings: Hashable, Sendable {
         self.caFile = caFile
     }
 
+    /// The password a password file holds: its one line, a trailing newline
+    /// (LF or CRLF) ignored. Checked by `check-config` and again at every
+    /// connection attempt, so both refuse the same files.
+    public static func password(inFile bytes: [UInt8]) throws(PasswordFileProblem) -> String {
+        var line = bytes[...]
+        if line.last == 0x0A { line = line.dropLast() }
+        if line.last == 0x0D { line = line.dropLast() }
+        guard let text = String(validating: line, as: UTF8.self) else { throw .notUTF8 }
+        guard !text.isEmpty else { throw .empty }
+        guard !text.contains(where: \.isNewline) else { throw .severalLines }
+        return text
+    }
+
+    public enum PasswordFileProblem: Error, Sendable, CustomStringConvertible {
+        case notUTF8, empty, severalLines
+
+        public var description: String {
+            switch self {
+            case .notUTF8: "not UTF-8 text"
+            case .empty: "empty; it should hold the password on one line"
+            case .severalLines: "more than one line; it should hold the password on one line"
+            }
+        }
+    }
+
     /// A host name as a node id: the first label, anything but letters,
     /// digits, '-' and '_' replaced by '_', at most 64 characters.
     public static func nodeID(hostName: String) -> String {
