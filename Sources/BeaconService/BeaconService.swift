@@ -329,6 +329,9 @@ public final class BeaconService: Service, Sendable {
                 if configuration.mqtt != self.configuration.mqtt {
                     logger.notice("the mqtt section changed; it applies when beacond restarts")
                 }
+                if settings.source == nil, configuration.source != self.configuration.source {
+                    logger.notice("the source changed to \(configuration.source ?? .auto); it applies when beacond restarts (still \(source))")
+                }
                 logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
                 call?.reply()
             } catch {

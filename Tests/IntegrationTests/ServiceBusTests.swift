@@ -17,13 +17,14 @@ import Testing
         private var process: Process?
         let configuration: String
 
-        let source: String
+        /// `--source`; `nil` runs the configuration's own.
+        let source: String?
         /// Runs beacond as this account (through `setpriv`), as systemd would.
         let user: String?
 
 
         init(
-            bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String = "simulate",
+            bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String? = "simulate",
             user: String? = nil
         ) throws {
             self.source = source
@@ -37,7 +38,7 @@ import Testing
 
         func start() throws {
             let process = Process()
-            let arguments = ["--bus", bus.address, "--source", source, "--state-dir", state.path, "--config", configuration]
+            let arguments = ["--bus", bus.address, "--state-dir", state.path, "--config", configuration] + (source.map { ["--source", $0] } ?? [])
             if let user {
                 try FileManager.default.setAttributes([.ownerAccountName: user], ofItemAtPath: state.path)
                 let setpriv = try TestSupport.asUser(user)
@@ -411,6 +412,20 @@ import Testing
         #expect(reload.status != 0)
         #expect(reload.stderr.contains("beacons.yaml:3: regions[0].uuid"))
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
+    }
+
+    /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
+    @Test func aReloadSaysAChangedSourceWaitsForARestart() throws {
+        let configuration = try ServiceTrustTests.ownConfiguration()
+        let text = try String(contentsOf: configuration, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate").utf8).write(to: configuration)
+        let service = try Service(configuration: configuration.path, source: nil)
+        #expect(service.logText.contains("beacond started: source simulate,"))
+        try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate:busy").utf8).write(to: configuration)
+        #expect(try service.call("Reload").status == 0)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !service.logText.contains("reloaded"), ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(service.logText.contains("the source changed to simulate:busy; it applies when beacond restarts (still simulate)"), "\(service.logText)")
     }
 
     @Test func aFewThousandRandomCallsLeaveTheServiceAnswering() async throws {
