@@ -98,7 +98,7 @@ let package = Package(
             name: "beacond",
             dependencies: [
                 "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconEvaluation", "BeaconSimulation",
-                "BeaconService", "BeaconFiles", "DBus",
+                "BeaconService", "BeaconMQTT", "BeaconFiles", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

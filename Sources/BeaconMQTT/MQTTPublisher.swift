@@ -41,7 +41,7 @@ public final class MQTTPublisher: Sendable {
         self.settings = settings
         self.version = version
         self.logger = logger
-        nodeID = settings.nodeID ?? MQTTSettings.nodeID(hostName: Self.hostName())
+        nodeID = Self.nodeID(settings)
         shared = Mutex(Shared(status: "connecting: \(settings.broker)"))
     }
 
@@ -276,6 +276,11 @@ public final class MQTTPublisher: Sendable {
 
     static func format(_ duration: Duration) -> String {
         duration.seconds.decimals(1) + " s"
+    }
+
+    /// The node id `settings` publish under: theirs, else the host name's.
+    public static func nodeID(_ settings: MQTTSettings) -> String {
+        settings.nodeID ?? MQTTSettings.nodeID(hostName: hostName())
     }
 
     /// The kernel's host name, without a DNS lookup (Foundation's `hostName`

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconConfiguration
 import BeaconCore
+import BeaconMQTT
 
 /// `beacond check-config FILE`: validate `beacons.yaml` and say what it means.
 struct CheckConfigCommand: ParsableCommand {
@@ -37,13 +38,16 @@ struct ConfigurationSummary {
                 + "near < \(r.nearDistance) m; exit after \(r.exitAfter.configurationText); "
                 + "switch when \(Int((r.switchMargin * 100).rounded()))% closer for \(r.switchDwell.configurationText)"
                 + (r.maxDistance.map { "; max distance \($0) m" } ?? "")
+                + Self.rssiGate(enter: r.enterRSSI, exit: r.exitRSSI)
                 + "; \(r.defaultMeasuredPower) dBm at 1 m for beacons that advertise no real calibration")
         lines.append("regions (\(configuration.regions.count)):")
         for region in configuration.regions {
             let notify = [region.notifyOnEntry ? "entry" : nil, region.notifyOnExit ? "exit" : nil].compactMap { $0 }
             lines.append(
                 "  \(region.id): \(Self.describe(region.constraint)); notify on "
-                    + (notify.isEmpty ? "nothing" : notify.joined(separator: " and ")))
+                    + (notify.isEmpty ? "nothing" : notify.joined(separator: " and "))
+                    + (region.exitAfter.map { "; exit after \($0.configurationText)" } ?? "")
+                    + Self.rssiGate(enter: region.enterRSSI, exit: region.exitRSSI))
         }
         lines.append("venues (\(configuration.venues.count)):")
         for venue in configuration.venues {
@@ -54,7 +58,8 @@ struct ConfigurationSummary {
             lines.append(line)
         }
         if let mqtt = configuration.mqtt {
-            var line = "mqtt: \(mqtt.broker) as node \(mqtt.nodeID ?? "(the host name)"), topics \(mqtt.baseTopic)/…"
+            var line = "mqtt: \(mqtt.broker) as node \(MQTTPublisher.nodeID(mqtt))\(mqtt.nodeID == nil ? " (from the host name)" : ""), "
+                + "topics \(mqtt.baseTopic)/…"
             line += mqtt.discoveryPrefix.isEmpty ? "; no Home Assistant discovery" : "; discovery under \(mqtt.discoveryPrefix)/"
             if let user = mqtt.username { line += "; user \(user)" }
             if mqtt.publishBeacons { line += "; per-beacon distances published" }
@@ -63,6 +68,12 @@ struct ConfigurationSummary {
             lines.append("mqtt: off")
         }
         text = lines.joined(separator: "\n")
+    }
+
+    /// "; enter at -85.0 dBm or stronger, exit when filtered below -92.0 dBm", or nothing when neither is set.
+    private static func rssiGate(enter: Double?, exit: Double?) -> String {
+        let parts = [enter.map { "enter at \($0) dBm or stronger" }, exit.map { "exit when filtered below \($0) dBm" }].compactMap { $0 }
+        return parts.isEmpty ? "" : "; " + parts.joined(separator: ", ")
     }
 
     private static func describe(_ constraint: BeaconConstraint) -> String {

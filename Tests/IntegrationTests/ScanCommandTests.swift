@@ -213,6 +213,35 @@ import Testing
         #expect(bad.stderr.contains("\(broken):3: regions[0].uuid: expected a UUID"))
         #expect(bad.stderr.contains("\(broken):7: venues[0].beacon.major: expected an integer 0...65535, got 70000"))
         #expect(bad.stderr.contains("\(broken):8: venues[0].colour: unknown key"))
+        // One line per problem, in the order of the file.
+        #expect(bad.stderr.split(separator: "\n").prefix(3).map { $0.split(separator: ":")[1] } == ["3", "7", "8"])
+    }
+
+    /// What it prints is all it understood: RSSI gates and a region's own
+    /// exit time too, and the node id MQTT will really use.
+    @Test func checkConfigShowsEverySettingThatChangesBehaviour() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("beacons.yaml").path
+        try Data(
+            """
+            ranging: { enter_rssi: -85, exit_rssi: -92 }
+            regions:
+              - id: cafe
+                uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+                exit_after: 30s
+                enter_rssi: -80
+            mqtt:
+              url: mqtt://127.0.0.1
+            """.utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let result = try TestSupport.run(TestSupport.product("beacond"), ["check-config", file])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("; enter at -85.0 dBm or stronger, exit when filtered below -92.0 dBm;"), "\(result.stdout)")
+        #expect(result.stdout.contains("cafe: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 major any minor any; notify on entry and exit; exit after 30s; enter at -80.0 dBm or stronger"))
+        let node = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("mqtt: mqtt://127.0.0.1:1883 as node ") })
+        #expect(node.hasSuffix(" (from the host name), topics beacond/…; discovery under homeassistant/"), "\(node)")
+        #expect(!node.contains("as node (the host name)"))
     }
 
     /// The size limit holds in the program itself, not only in the tests'
