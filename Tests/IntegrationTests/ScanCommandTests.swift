@@ -113,6 +113,31 @@ import Testing
         #expect(missing.stderr.contains("no such file"))
     }
 
+    /// A pcapng simple packet has no time: paced, it comes after the packet
+    /// before it, not at the wall clock's time among a recording's (where the
+    /// replay waited for it for hours, until 2026-11-26).
+    @Test func aPacedReplayKeepsGoingPastAPacketWithoutATime() throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var writer = PcapngWriter()
+        let interface = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue)
+        let t0 = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+        for (index, minor) in [1, 2, 3].enumerated() {
+            let frame = IBeaconFrame(identity: BeaconIdentity(uuid: UUID(), major: 1, minor: UInt16(minor)), measuredPower: -59)
+            let report = AdvertisingReport(
+                kind: .legacy(.advNonconnInd), addressType: 0, address: BluetoothAddress(0xA0, 0, 0, 0, 0, UInt8(minor)), rssi: -60,
+                data: ([0x02, 0x01, 0x06] + frame.advertisingData)[...])
+            let packet = LinkType.bluetoothHCIH4.packet(for: report)
+            if index == 1 { writer.append(simplePacket: packet) } else { writer.append(packet: packet, interface: interface, at: t0 + .seconds(index)) }
+        }
+        let path = directory.appendingPathComponent("with-simple-packet.pcapng").path
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
+        // Under timeout(1): a replay that waits for the middle packet ends in 124.
+        let result = try TestSupport.run("/usr/bin/timeout", ["20", TestSupport.product("beacond"), "scan", "--source", "replay:\(path)@100"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").map { $0.contains("minor 1") || $0.contains("minor 2") || $0.contains("minor 3") } == [true, true, true])
+    }
+
     /// Stopped by a signal, `beacond scan` has printed every sighting it
     /// decoded (each flushed to the pipe as it went: the first arrive while it
     /// runs) and then its summary, whose count matches the lines.

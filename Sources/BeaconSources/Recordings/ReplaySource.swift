@@ -72,12 +72,16 @@ public struct ReplaySource: Sendable {
         var summary = Summary(format: reader.format)
         let startInstant = clock.now
         var firstTime: Timestamp?
+        var lastTime: Timestamp?
         while let event = reader.next() {
             // Paced, at every event (each may follow a wait); at @max, where
             // a check per event was 1 % of a scan, every 4,096 (a millisecond's worth).
             let checks: Bool = if case .max = speed { summary.events % 4096 == 0 } else { true }
             if checks, Task.isCancelled { break }
-            let recorded = event.timestamp ?? startTime + Self.untimedSpacing * summary.events
+            // An event without a time (a plain hcidump log; a pcapng simple
+            // packet among timed ones) comes one spacing after the one before.
+            let recorded = event.timestamp ?? lastTime.map { $0 + Self.untimedSpacing } ?? startTime
+            lastTime = recorded
             summary.events += 1
             let origin = firstTime ?? recorded
             firstTime = origin
