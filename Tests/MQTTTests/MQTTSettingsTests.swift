@@ -26,7 +26,7 @@ import Testing
         #expect(try MQTTBroker(parsing: "mqtts://broker.example:8884/") == MQTTBroker(transport: .tls, host: "broker.example", port: 8884))
         #expect(try MQTTBroker(parsing: "mqtt://[::1]:1884") == MQTTBroker(transport: .tcp, host: "::1", port: 1884))
         #expect(try MQTTBroker(parsing: "unix:///run/mosquitto/sock") == MQTTBroker(transport: .unix, host: "/run/mosquitto/sock", port: 0))
-        for bad in ["broker:1883", "http://x", "mqtt://", "mqtt://x:0", "mqtt://x:99999", "mqtt://x:y", "mqtt://u:p@x", "mqtt://x/topic", "unix://relative"] {
+        for bad in ["broker:1883", "http://x", "mqtt://", "mqtt://x:0", "mqtt://x:99999", "mqtt://x:y", "mqtt://u:p@x", "mqtt://x/topic", "unix://relative", "unix:///", "unix:///run/mosquitto/"] {
             #expect(throws: MQTTBroker.ParseError.self, "\(bad)") { try MQTTBroker(parsing: bad) }
         }
     }

@@ -33,8 +33,8 @@ public struct MQTTBroker: Hashable, Sendable, CustomStringConvertible {
         }
         let rest = String(text[separator.upperBound...])
         if transport == .unix {
-            guard rest.hasPrefix("/"), rest.utf8.count < 108 else {
-                throw ParseError(text: text, reason: "expected an absolute socket path shorter than 108 bytes")
+            guard rest.hasPrefix("/"), !rest.hasSuffix("/"), rest.utf8.count < 108 else {
+                throw ParseError(text: text, reason: "expected an absolute socket path (not a directory) shorter than 108 bytes")
             }
             self.init(transport: .unix, host: rest, port: 0)
             return
