@@ -158,6 +158,10 @@ import Testing
                 beacon: { uuid: 11111111-2222-3333-4444-555555555555, major: 1, minor: 2 }
             """.utf8
         ).write(to: configuration)
+        // The simulated café's beacons, none of them these doors': only preferences answer.
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
         let service = try Service(configuration: configuration.path)
         let result = try await service.python(
             """
