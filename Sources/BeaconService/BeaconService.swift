@@ -160,6 +160,7 @@ public final class BeaconService: Service, Sendable {
         /// Region transitions and nearest-venue changes not yet signalled.
         var signals: [EngineEvent] = []
 
+        var sourceTime = SourceTime()
         for await _ in mailbox.wakeups {
             let batch = mailbox.take()
             // Answers that must wait until the state they change is on disk and published.
@@ -169,10 +170,10 @@ public final class BeaconService: Service, Sendable {
             for control in batch.control {
                 switch control {
                 case .request(let request):
-                    replies += handle(request, engine: &engine, keeper: &keeper, events: &events)
+                    replies += handle(request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, events: &events)
                     answered = true
                 case .availability(let now, let reason):
-                    let time = engine.serviceNow
+                    let time = sourceTime.now(ServiceClock.now())
                     engine.radio(available: now, now: time)
                     if now { resumedAt = time }
                     silentSince = nil
@@ -205,7 +206,8 @@ public final class BeaconService: Service, Sendable {
                 }
             }
             // Time passes after every advertisement queued before it is in.
-            let now = engine.serviceNow
+            sourceTime.taken(lastSighting: engine.lastSighting, at: ServiceClock.now())
+            let now = sourceTime.now(ServiceClock.now())
             if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
                 lastTick = now
@@ -270,9 +272,8 @@ public final class BeaconService: Service, Sendable {
     /// lives. A change that persists or creates objects is answered only once
     /// it is saved and published: the returned replies are sent after both.
     private func handle(
-        _ request: ServiceRequest, engine: inout BeaconEngine, keeper: inout StateKeeper, events: inout [EngineEvent]
+        _ request: ServiceRequest, now: Timestamp, engine: inout BeaconEngine, keeper: inout StateKeeper, events: inout [EngineEvent]
     ) -> [() -> Void] {
-        let now = engine.serviceNow
         switch request {
         case .startMonitoring(let region, let call):
             // Counted here, where the regions live: a client pipelining calls cannot slip past.
@@ -382,14 +383,5 @@ extension EngineEvent {
         case .region, .nearestVenueChanged: true
         case .beaconAppeared, .beaconDisappeared, .implausibleMeasuredPower: false
         }
-    }
-}
-
-extension BeaconEngine {
-    /// The service's now: its monotonic clock, but never before the last
-    /// sighting (a replay at `@max` runs ahead of it).
-    fileprivate var serviceNow: Timestamp {
-        let wall = ServiceClock.now()
-        return max(wall, lastSighting ?? wall)
     }
 }

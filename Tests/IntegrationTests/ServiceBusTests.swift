@@ -1,3 +1,4 @@
+import BeaconCore
 import BeaconTestSupport
 import BeacondAPI
 import BeacondBus
@@ -528,6 +529,37 @@ import Testing
         #expect(result.stderr.contains("stopping: source replay:\(missing) cannot scan: cannot read \(missing)"))
         #expect(!result.stderr.contains("Error:"))
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
+    }
+
+    /// A replay at @max runs on the recording's clock even when reading it
+    /// falls behind: 100,000 advertisements of an `hcidump -t` log in 10
+    /// recorded milliseconds, with a 100 ms exit_after, take far longer than
+    /// that to read, and until 2026-11-26 the region exited and entered again
+    /// (on the service's clock) while they came.
+    @Test func aReplayAtMaxThatFallsBehindDoesNotFlap() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let configuration = directory.appendingPathComponent("beacons.yaml")
+        try Data("ranging: { exit_after: 100ms }\nregions:\n  - id: cafe\n    uuid: \(uuid.uuidString)\n".utf8).write(to: configuration)
+        var lines: [String] = []
+        for index in 0..<100_000 {
+            let frame = IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: 1, minor: UInt16(index % 10)), measuredPower: -59)
+            let report = AdvertisingReport(
+                kind: .legacy(.advNonconnInd), addressType: 0, address: BluetoothAddress(0xA0, 0, 0, 0, 0, UInt8(index % 10)), rssi: -60,
+                data: ([0x02, 0x01, 0x06] + frame.advertisingData)[...])
+            let bytes = [UInt8(4)] + HCIEvent.advertisingReportEvent([report])
+            let micros = String(250_000 + index / 10)
+            lines.append("2024-05-01 12:00:00.\(String(repeating: "0", count: 6 - micros.count))\(micros) > " + bytes.map { String(format: "%02X", $0) }.joined(separator: " "))
+        }
+        let capture = directory.appendingPathComponent("dense.txt").path
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: capture))
+        let service = try Service(configuration: configuration.path, source: "replay:\(capture)@max")
+        try await MQTTBrokerTests.waitForLog(service, timeout: 120) { $0.contains("region cafe exited") }
+        let log = service.logText
+        let ended = try #require(log.range(of: "source replay:\(capture)@max ended"), "\(log)")
+        #expect(log.components(separatedBy: "region cafe entered").count == 2, "\(log)")
+        #expect(log.range(of: "region cafe exited").map { $0.lowerBound > ended.lowerBound } == true, "\(log)")
     }
 
     /// The real Raspberry Pi log, replayed at 4× with a configuration for its

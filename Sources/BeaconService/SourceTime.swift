@@ -1,0 +1,23 @@
+import BeaconCore
+
+/// The service's now: where the source's clock stood at its last sighting,
+/// plus the time elapsed on the service clock since that sighting was taken
+/// in. For a live source or a paced replay that is the service clock itself;
+/// a replay at `@max` runs on the recording's time, whether it runs ahead of
+/// the service clock or, when the engine cannot keep up, behind it. Timeouts
+/// (exits, staleness) then never compare a recording's time with the wall's:
+/// with `max(wall, last sighting)` a replay that fell behind made regions exit
+/// and enter again while its packets were still coming.
+struct SourceTime {
+    private var anchor: (source: Timestamp, service: Timestamp)?
+
+    /// After advertisements were taken in: `lastSighting` is the engine's.
+    mutating func taken(lastSighting: Timestamp?, at service: Timestamp) {
+        guard let lastSighting, anchor?.source != lastSighting else { return }
+        anchor = (lastSighting, service)
+    }
+
+    func now(_ service: Timestamp) -> Timestamp {
+        anchor.map { $0.source + (service - $0.service) } ?? service
+    }
+}
