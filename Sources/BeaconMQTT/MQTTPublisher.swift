@@ -140,7 +140,7 @@ public final class MQTTPublisher: Sendable {
             session.publication.connectionLost()
             generation = -1
             let delay = backoff.nextDelay(random: Double.random(in: 0..<1))
-            let retry = "retrying in \(Self.format(delay))"
+            let retry = "retrying in \(delay.tenthsText)"
             if session.wasConnected {
                 logger.warning("MQTT: lost the connection to \(settings.broker): \(reason); \(retry)")
             } else if reason == lastFailure {
@@ -272,10 +272,6 @@ public final class MQTTPublisher: Sendable {
         // 3.1.1: 4 bad user name or password, 5 not authorised; MQTT 5: 134, 135.
         return [4, 5, 134, 135].contains(rc)
             ? "\(text) (check mqtt.username and the password in password_file or $BEACOND_MQTT_PASSWORD)" : text
-    }
-
-    static func format(_ duration: Duration) -> String {
-        duration.seconds.decimals(1) + " s"
     }
 
     /// The node id `settings` publish under: theirs, else the host name's.

@@ -49,7 +49,9 @@ struct NearestCommand: AsyncParsableCommand {
         var text = "\(venue.id)  \(venue.name)  \(venue.proximity.rawValue) \(Output.number(venue.distance)) m"
         text += " ±\(Output.number(venue.accuracy))"
         if let runnerUp = venue.runnerUp {
-            text += "  (ahead of \(runnerUp) by \(Output.whole(venue.margin * 100))%)"
+            text += venue.margin > 0
+                ? "  (ahead of \(runnerUp) by \(Output.whole(venue.margin * 100))%)"
+                : "  (held against \(runnerUp), as near or nearer)"
         }
         if venue.isStationary { text += "  stationary" }
         return text

@@ -19,6 +19,18 @@ import Testing
         #expect(engine.monitor.state(of: "cafe") == .inside)
     }
 
+    /// Two of the region's beacons once each are two sightings of the
+    /// region, and the log's reason says so rather than naming one beacon twice.
+    @Test func twoBeaconsOnceEachWithinTwoSecondsEnterAndTheReasonSaysSo() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(1, 1), rssi: -60, at: S.t0), into: &events)
+        engine.ingest(S.sighting(S.identity(1, 2), rssi: -60, at: S.t0 + .seconds(1)), into: &events)
+        let entered = S.transitions(events)
+        #expect(entered.map(\.kind) == [.entered])
+        #expect(entered.first?.reason == "2 sightings within 2s, the last of \(S.identity(1, 2))")
+    }
+
     @Test func twoSightingsThreeSecondsApartDoNotEnterAFastBeacon() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         var events: [EngineEvent] = []
@@ -63,6 +75,8 @@ import Testing
         #expect(engine.monitor.state(of: "cafe") == .inside)
         engine.tick(now: S.t0 + .seconds(36), into: &events)
         #expect(engine.monitor.state(of: "cafe") == .outside)
+        // The reason says how long it really was not seen, not exit_after.
+        #expect(S.transitions(events).first?.reason == "not seen for 16.0 s")
     }
 
     @Test func weakSignalExitsAndHysteresisPreventsAStorm() {

@@ -16,6 +16,11 @@ extension Duration {
         return nil
     }
 
+    /// Seconds to a tenth, for the log: "12.0 s".
+    public var tenthsText: String {
+        seconds.decimals(1) + " s"
+    }
+
     /// The shortest of `500ms`, `10s`, `2m` that says this duration exactly.
     public var configurationText: String {
         let milliseconds = microseconds / 1000

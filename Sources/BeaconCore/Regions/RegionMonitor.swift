@@ -139,7 +139,7 @@ public struct RegionMonitor: Sendable {
                         RegionTransition(
                             regionID: regions[index].definition.key, kind: .entered, time: time,
                             notify: regions[index].definition.notifyOnEntry,
-                            reason: "2 sightings of \(identity) within \(window.configurationText)"))
+                            reason: "2 sightings within \(window.configurationText), the last of \(identity)"))
                 } else {
                     regions[index].pendingSighting = time
                 }
@@ -166,7 +166,7 @@ public struct RegionMonitor: Sendable {
                     transitions.append(
                         RegionTransition(
                             regionID: region.definition.key, kind: .exited, time: now,
-                            notify: region.definition.notifyOnExit, reason: "not seen for \(timeout.configurationText)"))
+                            notify: region.definition.notifyOnExit, reason: "not seen for \((now - lastSeen).tenthsText)"))
                 } else if let exitRSSI = region.exitRSSI, let strongest = strongestRSSI(index), strongest < exitRSSI {
                     region.state = .outside
                     transitions.append(
@@ -183,7 +183,7 @@ public struct RegionMonitor: Sendable {
                     transitions.append(
                         RegionTransition(
                             regionID: region.definition.key, kind: .determinedOutside, time: now, notify: false,
-                            reason: "nothing strong enough to enter for \(timeout.configurationText)"))
+                            reason: "nothing strong enough to enter for \(patience.configurationText)"))
                 }
             case .outside:
                 break
