@@ -163,6 +163,9 @@ public final class BeaconService: Service, Sendable {
         var sourceTime = SourceTime()
         for await _ in mailbox.wakeups {
             let batch = mailbox.take()
+            /// Set when the source cannot scan: the batch is finished (its
+            /// answers sent, its events published) before the service stops.
+            var failure: SourceError?
             // Answers that must wait until the state they change is on disk and published.
             var replies: [() -> Void] = []
             var ticked = false
@@ -184,11 +187,7 @@ public final class BeaconService: Service, Sendable {
                     logger.notice("source \(source) ended: \(reason)")
                     announce(false, "source ended: \(reason)")
                 case .sourceFailed(let error):
-                    // Stopping is what lets systemd try again (Restart=on-failure) once
-                    // the adapter, the permission or bluetoothd is there; staying up
-                    // would scan nothing for good, and regions would exit for want of a radio.
-                    logger.critical("stopping: source \(source) cannot scan: \(error)")
-                    throw error
+                    failure = error
                 case .tick:
                     ticked = true
                 }
@@ -243,6 +242,13 @@ public final class BeaconService: Service, Sendable {
             announcements.removeAll()
             report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
+            if let failure {
+                // Stopping lets systemd try again (Restart=on-failure) once the
+                // adapter, the permission or bluetoothd is there; staying up would
+                // scan nothing for good, and regions would exit for want of a radio.
+                logger.critical("stopping: source \(source) cannot scan: \(failure)")
+                throw failure
+            }
         }
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(dropped) dropped unprocessed")

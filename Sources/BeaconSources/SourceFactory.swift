@@ -25,7 +25,7 @@ public struct SourceFactory: Sendable {
         do {
             return try ConfigurationLoader.loadScenario(contentsOf: path)
         } catch {
-            throw .unavailable("cannot load scenario \(path):\n\(error)")
+            throw .invalidScenario(path: path, problems: "\(error)")
         }
     }
 

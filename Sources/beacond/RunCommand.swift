@@ -64,8 +64,11 @@ struct RunCommand: AsyncParsableCommand {
                 services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
-        } catch is SourceError {
-            throw ExitCode(69)  // EX_UNAVAILABLE; the service has logged why, and systemd tries again (Restart=on-failure)
+        } catch let error as SourceError {
+            // The service has logged why. EX_UNAVAILABLE: systemd tries again
+            // (Restart=on-failure); EX_CONFIG: it does not (RestartPreventExitStatus=78),
+            // since only an edit can mend a missing or broken file.
+            throw ExitCode(error.mayPass ? 69 : 78)
         }
     }
 }

@@ -510,23 +510,30 @@ import Testing
         #expect(unreachable.stderr.contains("is a bus listening there?"))
     }
 
-    /// A source that cannot start stops beacond (EX_UNAVAILABLE, so systemd
-    /// tries again), and the regions it knew stay as they were: until
-    /// 2026-11-26 it stayed up scanning nothing and exited them all 10 s later.
-    @Test func aSourceThatCannotStartStopsTheServiceAndKeepsTheRegions() async throws {
+    /// A source that cannot start stops beacond, and the regions it knew stay
+    /// as they were: until 2026-11-26 it stayed up scanning nothing and exited
+    /// them all 10 s later. A radio that is not there yet (bluetoothd absent)
+    /// is EX_UNAVAILABLE, which systemd retries; a replay file that is missing
+    /// is EX_CONFIG, which it does not (the unit's RestartPreventExitStatus).
+    @Test(arguments: [("bluez", 69), ("replay:missing.btsnoop", 78)])
+    func aSourceThatCannotStartStopsTheServiceAndKeepsTheRegions(source: String, status: Int32) async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let state = directory.appendingPathComponent("state.json")
         let saved = #"{"regions":{"caffe-macs":"inside","espresso-bar":"inside","kaffeehaus":"inside"}}"#
         try Data(saved.utf8).write(to: state)
-        let missing = directory.appendingPathComponent("missing.btsnoop").path
+        let spec = source.replacingOccurrences(of: "missing.btsnoop", with: directory.appendingPathComponent("missing.btsnoop").path)
+        // The bluez source looks for bluetoothd on the system bus: here a private one where it is not.
+        let bus = try PrivateBus()
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         // Under timeout(1): were beacond to stay up, the run would end in 124, not hang.
         let result = try await TestSupport.run(
             "/usr/bin/timeout",
             ["20", TestSupport.product("beacond"), "--config", TestSupport.repository("beacons.yaml"), "--bus", "none",
-             "--source", "replay:\(missing)", "--state-dir", directory.path])
-        #expect(result.status == 69, "\(result.stderr)")
-        #expect(result.stderr.contains("stopping: source replay:\(missing) cannot scan: cannot read \(missing)"))
+             "--source", spec, "--state-dir", directory.path], environment: environment)
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(result.stderr.contains("stopping: source \(spec) cannot scan: "), "\(result.stderr)")
         #expect(!result.stderr.contains("Error:"))
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
     }
