@@ -33,7 +33,10 @@ struct NodeReader {
         configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
         // A region refused for its own problem is most likely the one a venue
         // meant: "matches no region" would then be a second, false problem.
-        let regions = configuration.regions.count == (fields["regions"]?.sequence?.count ?? 0) ? configuration.regions : nil
+        let regions: [RegionDefinition]? = switch fields["regions"] {
+        case nil: []
+        case let node?: node.sequence?.count == configuration.regions.count ? configuration.regions : nil
+        }
         configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2, regions: regions) }
         if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)

@@ -203,6 +203,9 @@ import Testing
         // A venue no region meant is still found when every region reads.
         let stray = Self.valid.replacingOccurrences(of: "uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n      major", with: "uuid: 11111111-DFFB-48D2-B060-D0F5A71096E0\n      major")
         #expect(Self.problems(stray).map(\.field) == ["venues[0].beacon"])
+        // Regions that are no list at all: that is the problem, not the venues they would have covered.
+        let notAList = Self.valid.replacingOccurrences(of: "regions:\n  - id: caffe-macs", with: "regions:\n  caffe-macs:\n    id: caffe-macs")
+        #expect(Self.problems(notAList).map(\.field) == ["regions"], "\(Self.problems(notAList))")
     }
 
     @Test func shortUUID() {

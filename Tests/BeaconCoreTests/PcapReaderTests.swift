@@ -56,13 +56,34 @@ import Testing
         }
     }
 
-    /// libpcap's `LT_LINKTYPE`: the bits above 26 say whether packets end in a frame check sequence.
-    @Test func theLinkTypesUpperBitsAreNotPartOfIt() throws {
-        let withFCSBits = Self.capture(
-            0x4400_0000 | LinkType.bluetoothLELLWithPHDR.rawValue, packets: P.reports.map(LinkType.bluetoothLELLWithPHDR.packet(for:)))
-        let (read, _, reader) = try P.decode(withFCSBits)
-        #expect(reader.format == .pcap(linkType: 256))
-        #expect(read.count == P.reports.count)
+    /// libpcap's `LT_LINKTYPE` and `LT_FCS_LENGTH`: the bits above 26 are no
+    /// part of the link type; they say that every packet ends in a frame check
+    /// sequence (here 4 words, 8 bytes), which is no part of the packet.
+    @Test func aFrameCheckSequenceTheHeaderAnnouncesIsLeftOut() throws {
+        let type = LinkType.bluetoothHCIH4
+        let fcs: [UInt8] = [0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02, 0x03, 0x04]
+        let withFCS = Self.capture(0x4400_0000 | type.rawValue, packets: P.reports.map { type.packet(for: $0) + fcs })
+        let (read, _, reader) = try P.decode(withFCS)
+        #expect(reader.format == .pcap(linkType: type.rawValue))
+        P.expectSame(read, rssi: true)
+        #expect(reader.skippedRecords == 0)
+        // Without the flag (bit 26) the top bits say nothing: the same bytes are the packet, and here damage it.
+        var unflagged = try RecordingReader(bytes: Self.capture(0x4000_0000 | type.rawValue, packets: P.reports.map { type.packet(for: $0) + fcs }))
+        #expect(unflagged.next().map { Array($0.packet.suffix(fcs.count)) } == fcs)
+        // A packet shorter than the sequence is skipped and counted.
+        let (short, _, shortReader) = try P.decode(Self.capture(0x4400_0000 | type.rawValue, packets: [[0x04, 0x3E]]))
+        #expect(short.isEmpty && shortReader.skippedRecords == 1 && shortReader.failure == nil)
+    }
+
+    /// A fraction of a second of a second or more is no time: the record is corrupt.
+    @Test(arguments: [false, true]) func aFractionOfASecondOrMoreIsCorrupt(nanoseconds: Bool) throws {
+        var bytes = Self.capture(.bluetoothHCIH4, nanoseconds: nanoseconds)
+        let second = PcapFormat.headerSize + PcapFormat.recordHeaderSize + LinkType.bluetoothHCIH4.packet(for: P.reports[0]).count
+        bytes.replaceSubrange((second + 4)..<(second + 8), with: [0xFF, 0xFF, 0xFF, 0xFF])
+        let (read, times, reader) = try P.decode(bytes)
+        #expect(read.count == 1 && times == [P.time(0)])
+        #expect(reader.failure.map { if case .corruptRecord(second, _) = $0 { true } else { false } } == true)
+        #expect(reader.failure?.description.contains("not under a second") == true)
     }
 
     @Test func aForeignLinkTypeIsRefusedNamingIt() {

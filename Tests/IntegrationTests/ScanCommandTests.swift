@@ -113,29 +113,36 @@ import Testing
         #expect(missing.stderr.contains("no such file"))
     }
 
-    /// A pcapng simple packet has no time: paced, it comes after the packet
-    /// before it, not at the wall clock's time among a recording's (where the
-    /// replay waited for it for hours, until 2026-11-26).
-    @Test func aPacedReplayKeepsGoingPastAPacketWithoutATime() throws {
+    /// A pcapng simple packet has no time: paced, it comes 100 ms after the
+    /// packet before it, and timed packets after it keep the recording's pace.
+    /// Until 2026-11-26 one among timed packets was due at the wall clock's
+    /// time (the replay waited for hours), and one first made every later
+    /// packet due in the past (no pacing at all).
+    @Test(arguments: [0, 1]) func aPacedReplayKeepsItsPaceAroundAPacketWithoutATime(untimed: Int) throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var writer = PcapngWriter()
         let interface = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue)
         let t0 = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
-        for (index, minor) in [1, 2, 3].enumerated() {
-            let frame = IBeaconFrame(identity: BeaconIdentity(uuid: UUID(), major: 1, minor: UInt16(minor)), measuredPower: -59)
+        for index in 0..<3 {
+            let frame = IBeaconFrame(identity: BeaconIdentity(uuid: UUID(), major: 1, minor: UInt16(index + 1)), measuredPower: -59)
             let report = AdvertisingReport(
-                kind: .legacy(.advNonconnInd), addressType: 0, address: BluetoothAddress(0xA0, 0, 0, 0, 0, UInt8(minor)), rssi: -60,
+                kind: .legacy(.advNonconnInd), addressType: 0, address: BluetoothAddress(0xA0, 0, 0, 0, 0, UInt8(index)), rssi: -60,
                 data: ([0x02, 0x01, 0x06] + frame.advertisingData)[...])
             let packet = LinkType.bluetoothHCIH4.packet(for: report)
-            if index == 1 { writer.append(simplePacket: packet) } else { writer.append(packet: packet, interface: interface, at: t0 + .seconds(index)) }
+            if index == untimed { writer.append(simplePacket: packet) } else { writer.append(packet: packet, interface: interface, at: t0 + .seconds(index)) }
         }
         let path = directory.appendingPathComponent("with-simple-packet.pcapng").path
         try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
-        // Under timeout(1): a replay that waits for the middle packet ends in 124.
-        let result = try TestSupport.run("/usr/bin/timeout", ["20", TestSupport.product("beacond"), "scan", "--source", "replay:\(path)@100"])
+        // Under timeout(1): a replay that waits for a packet for hours ends in 124. The
+        // run's own time is taken in the shell around it (the test may wait to start it).
+        let script = #"s=$(date +%s%N); timeout 20 "$0" scan --source "replay:$1@1"; r=$?; echo "ms=$((($(date +%s%N) - s) / 1000000))" >&2; exit $r"#
+        let result = try TestSupport.run("/bin/bash", ["-c", script, TestSupport.product("beacond"), path])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.split(separator: "\n").map { $0.contains("minor 1") || $0.contains("minor 2") || $0.contains("minor 3") } == [true, true, true])
+        #expect(result.stdout.split(separator: "\n").map { line in (1...3).contains { line.contains("minor \($0) ") } } == [true, true, true])
+        // The last two timed packets are a recorded second or two apart, paced at @1.
+        let milliseconds = result.stderr.split(separator: "\n").last { $0.hasPrefix("ms=") }.flatMap { Int($0.dropFirst(3)) }
+        #expect((milliseconds ?? 0) >= 900, "\(result.stderr)")
     }
 
     /// Stopped by a signal, `beacond scan` has printed every sighting it

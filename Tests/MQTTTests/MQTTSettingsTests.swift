@@ -93,6 +93,7 @@ import Testing
         #expect(try MQTTSettings.password(inFile: Array("s3cret\r\n".utf8)) == "s3cret")
         #expect(try MQTTSettings.password(inFile: Array("s3cret".utf8)) == "s3cret")
         #expect(try MQTTSettings.password(inFile: Array(" pass word ".utf8)) == " pass word ")
+        #expect(try MQTTSettings.password(inFile: Array("a\u{0B}b\u{2028}c\n".utf8)) == "a\u{0B}b\u{2028}c")  // only LF and CR break lines
         #expect(throws: MQTTSettings.PasswordFileProblem.empty) { try MQTTSettings.password(inFile: Array("\n".utf8)) }
         #expect(throws: MQTTSettings.PasswordFileProblem.empty) { try MQTTSettings.password(inFile: []) }
         #expect(throws: MQTTSettings.PasswordFileProblem.severalLines) { try MQTTSettings.password(inFile: Array("user\npass\n".utf8)) }

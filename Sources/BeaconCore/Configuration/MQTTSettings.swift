@@ -35,8 +35,8 @@ public struct MQTTSettings: Hashable, Sendable {
         self.caFile = caFile
     }
 
-    /// The password a password file holds: its one line, a trailing newline
-    /// (LF or CRLF) ignored. Checked by `check-config` and again at every
+    /// The password a password file holds: its one line, a trailing line
+    /// break (LF, CRLF or CR) ignored; any other byte is the password's. Checked by `check-config` and again at every
     /// connection attempt, so both refuse the same files.
     public static func password(inFile bytes: [UInt8]) throws(PasswordFileProblem) -> String {
         var line = bytes[...]
@@ -44,7 +44,7 @@ public struct MQTTSettings: Hashable, Sendable {
         if line.last == 0x0D { line = line.dropLast() }
         guard let text = String(validating: line, as: UTF8.self) else { throw .notUTF8 }
         guard !text.isEmpty else { throw .empty }
-        guard !text.contains(where: \.isNewline) else { throw .severalLines }
+        guard !line.contains(0x0A), !line.contains(0x0D) else { throw .severalLines }
         return text
     }
 

@@ -15,6 +15,13 @@ public enum PcapFormat {
     /// libpcap's `LT_LINKTYPE`: the link type is the low 26 bits; the
     /// bits above say whether the packets end in a frame check sequence.
     static let linkTypeMask: UInt32 = 0x03FF_FFFF
+    /// libpcap's `LT_FCS_LENGTH_PRESENT` and `LT_FCS_LENGTH`: when the flag is
+    /// set, each packet ends in a frame check sequence of the top four bits'
+    /// count of 16-bit words, which is no part of the packet.
+    static let frameCheckPresent: UInt32 = 0x0400_0000
+    static func frameCheckBytes(_ field: UInt32) -> Int {
+        field & frameCheckPresent == 0 ? 0 : Int(field >> 28) * 2
+    }
     /// libpcap's `MAXIMUM_SNAPLEN`: no capture holds a larger packet.
     static let largestPacket = 262_144
 

@@ -7,10 +7,11 @@ public struct PcapReader: Sendable {
     private let type: LinkType
     private let bigEndian: Bool
     private let nanoseconds: Bool
+    /// Bytes of frame check sequence at the end of every packet (0 or 2–30).
+    private let frameCheckBytes: Int
     private let bytes: ArraySlice<UInt8>
     private var offset: Int
     private var packets = CapturedPacketDecoder()
-    public private(set) var recordsRead = 0
     public private(set) var failure: RecordingError?
 
     /// Checks the 24-byte header, and refuses a link type beacond cannot read.
@@ -27,7 +28,9 @@ public struct PcapReader: Sendable {
         guard major == 2 else {
             throw .corruptRecord(offset: 4, reason: "pcap major version \(major); only version 2 is defined")
         }
-        linkType = bytes.uint32(at: start + 20, bigEndian: bigEndian) & PcapFormat.linkTypeMask
+        let field = bytes.uint32(at: start + 20, bigEndian: bigEndian)
+        linkType = field & PcapFormat.linkTypeMask
+        frameCheckBytes = PcapFormat.frameCheckBytes(field)
         guard let type = LinkType(rawValue: linkType) else { throw .unsupportedLinkType(linkType) }
         self.type = type
         self.bytes = bytes
@@ -35,7 +38,7 @@ public struct PcapReader: Sendable {
     }
 
     /// Bytes consumed so far, from the start of the file.
-    public var bytesRead: Int { offset - bytes.startIndex }
+    private var bytesRead: Int { offset - bytes.startIndex }
     /// Damaged packets skipped (a bad CRC, lengths that disagree).
     public var skippedPackets: Int { packets.skippedPackets }
     /// Why the last skipped packet was skipped.
@@ -62,11 +65,19 @@ public struct PcapReader: Sendable {
                     offset: bytesRead, needed: PcapFormat.recordHeaderSize + captured, available: available)
                 return nil
             }
+            guard fraction < (nanoseconds ? 1_000_000_000 : 1_000_000) else {
+                failure = .corruptRecord(
+                    offset: bytesRead, reason: "a time fraction of \(fraction) \(nanoseconds ? "ns" : "µs"), not under a second")
+                return nil
+            }
             let data = bytes[(offset + PcapFormat.recordHeaderSize)..<(offset + PcapFormat.recordHeaderSize + captured)]
             offset += PcapFormat.recordHeaderSize + captured
-            recordsRead += 1
+            guard data.count >= frameCheckBytes else {
+                _ = packets.skip("packet of \(data.count) bytes, shorter than its \(frameCheckBytes)-byte frame check sequence")
+                continue
+            }
             let time = Timestamp(microsecondsSinceEpoch: seconds * 1_000_000 + (nanoseconds ? fraction / 1_000 : fraction))
-            if let event = packets.event(data, type: type, at: time) { return event }
+            if let event = packets.event(data.dropLast(frameCheckBytes), type: type, at: time) { return event }
         }
         return nil
     }

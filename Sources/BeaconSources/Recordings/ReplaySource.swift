@@ -71,30 +71,40 @@ public struct ReplaySource: Sendable {
         var reader = try open()
         var summary = Summary(format: reader.format)
         let startInstant = clock.now
-        var firstTime: Timestamp?
+        var origin: Timestamp?
         var lastTime: Timestamp?
+        var timedYet = false
         while let event = reader.next() {
             // Paced, at every event (each may follow a wait); at @max, where
             // a check per event was 1 % of a scan, every 4,096 (a millisecond's worth).
             let checks: Bool = if case .max = speed { summary.events % 4096 == 0 } else { true }
             if checks, Task.isCancelled { break }
             // An event without a time (a plain hcidump log; a pcapng simple
-            // packet among timed ones) comes one spacing after the one before.
-            let recorded = event.timestamp ?? lastTime.map { $0 + Self.untimedSpacing } ?? startTime
+            // packet) comes one spacing after the one before, the first at
+            // `startTime`. When timed events follow untimed ones, the
+            // recording's times go on from where those left off.
+            let recorded: Timestamp
+            if let stamp = event.timestamp {
+                if !timedYet, let lastTime, let start = origin { origin = stamp - (lastTime + Self.untimedSpacing - start) }
+                timedYet = true
+                recorded = stamp
+            } else {
+                recorded = lastTime.map { $0 + Self.untimedSpacing } ?? startTime
+            }
             lastTime = recorded
             summary.events += 1
-            let origin = firstTime ?? recorded
-            firstTime = origin
+            let first = origin ?? recorded
+            origin = first
             let factor: Double
             switch speed {
             case .factor(let f):
                 factor = f
-                let due = startInstant.advanced(by: (recorded - origin) / f)
+                let due = startInstant.advanced(by: (recorded - first) / f)
                 if due > clock.now { try? await clock.sleep(until: due, tolerance: nil) }
             case .max:
                 factor = 1
             }
-            let time = rebased ? startTime + (recorded - origin) / factor : recorded
+            let time = rebased ? startTime + (recorded - first) / factor : recorded
             deliver(.hciEvent(event.packet, time: time))
         }
         summary.skippedRecords = reader.skippedRecords
