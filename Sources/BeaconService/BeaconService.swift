@@ -127,7 +127,7 @@ public final class BeaconService: Service, Sendable {
         defer { mqtt?.stop() }
         func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
             ServiceSnapshot(
-                time: time, engine: engine, available: available, availabilityReason: availability,
+                time: time, serviceTime: ServiceClock.now(), engine: engine, available: available, availabilityReason: availability,
                 source: source.description, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
         }
         var bus: BusService?

@@ -84,7 +84,7 @@ actor BusAnswers {
         guard timeout > .zero else {
             return call.fail(BeacondError.locationUnknown("no venue is known right now"))
         }
-        waiters.append(Waiter(call: call, deadline: snapshot.time + timeout))
+        waiters.append(Waiter(call: call, deadline: snapshot.serviceTime + timeout))
     }
 
     /// Answers the waiting calls once there is a confident venue; fails those past their deadline.
@@ -94,7 +94,7 @@ actor BusAnswers {
             waiters.removeAll()
             return
         }
-        let now = snapshot.time
+        let now = snapshot.serviceTime
         for waiter in waiters where waiter.deadline <= now {
             waiter.call.fail(BeacondError.locationUnknown("no venue could be determined within the timeout"))
         }

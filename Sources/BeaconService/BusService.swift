@@ -218,7 +218,7 @@ final class BusService: Sendable {
 
     private func beaconChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
         let (ledger, values) = published.withLock { published in
-            let changes = published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.time) {
+            let changes = published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.serviceTime) {
                 Beacond.Beacon($0).properties
             }
             let announced = changes.added.map(\.identity) + changes.changed.map(\.0)

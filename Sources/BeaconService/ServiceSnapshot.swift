@@ -3,7 +3,11 @@ import BeaconCore
 /// What the engine looked like after its last step, published for readers on
 /// other threads (the D-Bus handlers), so they never wait for the engine.
 public struct ServiceSnapshot: Sendable {
+    /// The engine's now: the source's clock (`SourceTime`), which a replay at @max runs ahead of or behind the wall.
     public var time: Timestamp
+    /// The service clock when it was taken: what bus deadlines and rate limits
+    /// count in, since callers and the bus live in real time whatever a replay does.
+    public var serviceTime: Timestamp
     public var configuration: Configuration
     public var regions: [RegionDefinition]
     public var regionsByKey: [String: RegionDefinition]
@@ -22,10 +26,11 @@ public struct ServiceSnapshot: Sendable {
     public var mqtt: String
 
     public init(
-        time: Timestamp, engine: BeaconEngine, available: Bool, availabilityReason: String, source: String,
-        droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
+        time: Timestamp, serviceTime: Timestamp? = nil, engine: BeaconEngine, available: Bool, availabilityReason: String,
+        source: String, droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
     ) {
         self.time = time
+        self.serviceTime = serviceTime ?? time
         configuration = engine.configuration
         regions = engine.monitor.definitions
         regionsByKey = Dictionary(regions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })

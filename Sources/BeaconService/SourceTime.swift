@@ -1,13 +1,15 @@
 import BeaconCore
 
-/// The service's now: where the source's clock stood at its last sighting,
+/// The engine's now: where the source's clock stood at its last sighting,
 /// plus the time elapsed on the service clock since that sighting was taken
-/// in. For a live source or a paced replay that is the service clock itself;
-/// a replay at `@max` runs on the recording's time, whether it runs ahead of
-/// the service clock or, when the engine cannot keep up, behind it. Timeouts
-/// (exits, staleness) then never compare a recording's time with the wall's:
-/// with `max(wall, last sighting)` a replay that fell behind made regions exit
-/// and enter again while its packets were still coming.
+/// in. A live source or a paced replay stamps sightings with the service
+/// clock, so this is that clock, less the few milliseconds a sighting waits
+/// to be taken in; a replay at `@max` runs on the recording's time, whether it
+/// runs ahead of the service clock or, when reading cannot keep up, behind it.
+/// Timeouts (exits, staleness) then never compare a recording's time with the
+/// wall's: with `max(wall, last sighting)` a replay that fell behind made
+/// regions exit and enter again while its packets were still coming. (Bus
+/// deadlines and rate limits count in the service clock: `ServiceSnapshot.serviceTime`.)
 struct SourceTime {
     private var anchor: (source: Timestamp, service: Timestamp)?
 
