@@ -420,7 +420,7 @@ import Testing
     }
 
     /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
-    @Test func aReloadSaysAChangedSourceWaitsForARestart() throws {
+    @Test func aReloadSaysAChangedSourceWaitsForARestart() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
         let text = try String(contentsOf: configuration, encoding: .utf8)
         try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate").utf8).write(to: configuration)
@@ -428,8 +428,7 @@ import Testing
         #expect(service.logText.contains("beacond started: source simulate,"))
         try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate:busy").utf8).write(to: configuration)
         #expect(try service.call("Reload").status == 0)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !service.logText.contains("reloaded"), ContinuousClock.now < deadline { usleep(20_000) }
+        _ = await eventually(seconds: 10) { service.logText.contains("reloaded") }
         #expect(service.logText.contains("the source changed to simulate:busy; it applies when beacond restarts (still simulate)"), "\(service.logText)")
     }
 

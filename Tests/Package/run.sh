@@ -178,7 +178,8 @@ purged() {
     [[ -z $(status) || $(status) == "unknown ok not-installed" ]] || { echo "status: $(status)"; return 1; }
     in_root sh -c 'for path in /usr/bin/beacond /usr/bin/beaconctl /usr/lib/systemd/system/beacond.service /usr/lib/sysusers.d/beacond.conf \
          /usr/share/dbus-1/system.d/org.beacond.conf /usr/share/dbus-1/system-services/org.beacond.service \
-         /usr/share/dbus-1/interfaces/org.beacond.Manager1.xml /etc/beacond \
+         /usr/share/dbus-1/interfaces/org.beacond.Manager1.xml /usr/share/dbus-1/interfaces/org.beacond.Region1.xml \
+         /usr/share/dbus-1/interfaces/org.beacond.Beacon1.xml /usr/share/dbus-1/interfaces/org.beacond.Venue1.xml /etc/beacond \
          /etc/systemd/system/multi-user.target.wants/beacond.service /etc/systemd/system/dbus-org.beacond.service; do
          if test -e "$path" || test -L "$path"; then echo "left: $path"; exit 1; fi
      done'

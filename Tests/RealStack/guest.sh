@@ -31,7 +31,17 @@ failures=0
 check() {
     local name=$1
     shift
-    if "$@"; then say "ok $scenario/$name"; else say "FAIL $scenario/$name: $*"; failures=$((failures + 1)); fi
+    if "$@"; then say "ok $scenario/$name"; else say "FAIL $scenario/$name: $*"; failures=$((failures + 1)); return 1; fi
+}
+
+# need STEP…: a step the scenario cannot go on without (a bus, a controller).
+# Its failure is a FAIL line too, so a scenario that stops early is no silent
+# pass of the checks it never reached.
+need() {
+    "$@" && return 0
+    say "FAIL $scenario/need: $*"
+    failures=$((failures + 1))
+    return 1
 }
 
 # wait_for FILE PATTERN SECONDS [COUNT]: until PATTERN (extended regex) is on COUNT lines of FILE.
@@ -223,7 +233,7 @@ scenario_hci() {
     local sent=$work/hci.btmon
     check sent-extended-scan-commands grep -qE '^< HCI Command: .*\(0x08\|0x0042\) plen' "$sent"
     check passive-10ms bash -c "grep -A8 -E '^< HCI Command: .*\(0x08\|0x0041\) plen' '$sent' | tr -d '\n' | grep -qE 'Type: Passive.*Interval: 10.000 msec.*Window: 10.000 msec'"
-    check no-duplicate-filter bash -c "grep -A2 -E '^< HCI Command: .*\(0x08\|0x0042\) plen' '$sent' | grep -q 'Filter duplicates: Disabled'"
+    check no-duplicate-filter bash -c "grep -A2 -E '^< HCI Command: .*\(0x08\|0x0042\) plen' '$sent' | grep -A1 'Extended scan: Enabled' | grep -q 'Filter duplicates: Disabled'"
     check never-legacy-scan-commands bash -c "! grep -qE '^< HCI Command: .*\(0x08\|0x000[bc]\) plen' '$sent'"
     check both-report-kinds-on-air bash -c "grep -q 'LE Advertising Report (0x02)' '$sent' && grep -q 'LE Extended Advertising Report (0x0d)' '$sent'"
 }
@@ -232,7 +242,7 @@ scenario_hci() {
 # beacond starts, then starting while beacond scans: beacond listens and keeps
 # delivering, and never stops the other scan.
 scenario_kernel-scan() {
-    start_bus || return 1
+    need start_bus || return 1
     check bluetoothd-powered-adapters start_bluetoothd kernel-scan-bluetoothd.log || return 1
     advertise 1 legacy
     discover hci0
@@ -305,12 +315,12 @@ scenario_deaf() {
 
 # The service on the guest's system bus with the hci source.
 scenario_service() {
-    start_bus || return 1
+    need start_bus || return 1
     advertise 1 legacy
     spawn beacond --source hci:hci0 --bus system --state-dir "$work/state" --config "$root/beacons.yaml" 2>"$work/service.log"
     check region-entered wait_for "$work/service.log" "region caffe-macs entered" 20
     beaconctl beacons >"$work/beacons.txt" 2>&1
-    check beacon-listed grep -q "$UUID.*1.*1" "$work/beacons.txt"
+    check beacon-listed grep -qE "^$UUID +1 +1 " "$work/beacons.txt"
     beaconctl nearest >"$work/nearest.txt" 2>&1
     echo "  beaconctl nearest: $(cat "$work/nearest.txt")"
     # btvirt reports RSSI 127 ("no reading"): presence, no distance, so no ranged venue.
@@ -331,7 +341,7 @@ scenario_service() {
 
 # The bluez source through the real bluetoothd.
 scenario_bluez() {
-    start_bus || return 1
+    need start_bus || return 1
     check adapters-powered start_bluetoothd bluetoothd.log || return 1
     local bluetoothd=${pids[-1]}
     advertise 1 legacy 0.2
@@ -393,7 +403,7 @@ median() { sort -n <<<"$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)
 
 # beacond scan through the kernel, with RSSI in extended reports: distances become possible.
 scenario_rssi() {
-    start_vhci extended up || return 1
+    need start_vhci extended up || return 1
     scan "hci:$vhci"
     check starts-extended-scan wait_for "$work/rssi.err" "scanning resumed: $vhci: scanning with extended LE commands" 15
     check extended-reports-on wait_for "$work/rssi.vhci.log" "scanning on \(extended reports\)" 5
@@ -437,8 +447,8 @@ walk_and_range() {
 
 # The service with the hci source on a controller that lists only the legacy commands.
 scenario_ranging() {
-    start_bus || return 1
-    start_vhci legacy up || return 1
+    need start_bus || return 1
+    need start_vhci legacy up || return 1
     spawn beacond --source "hci:$vhci" --bus system --state-dir "$work/ranging-state" --config "$root/beacons.yaml" 2>"$work/ranging.log"
     check scans-with-legacy-commands wait_for "$work/ranging.log" "$vhci: scanning with legacy LE commands" 15
     check legacy-reports-on wait_for "$work/ranging.vhci.log" "scanning on \(legacy reports\)" 5
@@ -447,8 +457,8 @@ scenario_ranging() {
 
 # The service with the bluez source: RSSI through the real bluetoothd.
 scenario_bluez-ranging() {
-    start_bus || return 1
-    start_vhci extended || return 1
+    need start_bus || return 1
+    need start_vhci extended || return 1
     check bluetoothd-powered-it start_bluetoothd bluez-ranging-bluetoothd.log "$vhci" || return 1
     spawn beacond --source "bluez:$vhci" --bus system --state-dir "$work/bluez-ranging-state" --config "$root/beacons.yaml" 2>"$work/bluez-ranging.log"
     check discovering-through-bluez wait_for "$work/bluez-ranging.log" "discovering through BlueZ on $vhci" 20
