@@ -364,7 +364,7 @@ scenario_bluez() {
     # The kernel's discovery scan disabled behind bluetoothd's back: beacond restarts its discovery after 30 s of quiet.
     check scan-disabled-behind-its-back /usr/bin/python3 "$here/hci_tool.py" stop-scan 0 extended
     check recovery-tried wait_for "$work/bluez.err" "restarted our discovery" 45
-    check recovery-worked wait_for "$work/bluez.err" "advertisements came back after restarting discovery" 20
+    check recovery-worked wait_for "$work/bluez.err" "advertisements came back after restarting discovery" 45
     check rssi-127-is-no-reading no_reading "$work/bluez.json"
 }
 
