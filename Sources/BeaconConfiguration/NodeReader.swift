@@ -152,11 +152,8 @@ struct NodeReader {
         if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
         checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, fields["exit_rssi"] ?? node, "ranging")
-        let plausible = IBeaconFrame.plausibleMeasuredPower
-        if let n = fields["default_measured_power"],
-            let value = number(integer: n, "ranging.default_measured_power", in: Int(plausible.lowerBound)...Int(plausible.upperBound))
-        {
-            settings.defaultMeasuredPower = Int8(value)
+        if let n = fields["default_measured_power"], let value = measuredPower(n, "ranging.default_measured_power") {
+            settings.defaultMeasuredPower = value
         }
         return settings
     }
@@ -207,13 +204,7 @@ struct NodeReader {
             report(node, "\(field).beacon", "missing; expected { uuid: …, major: …, minor: … }")
         }
         var venue = VenueDefinition(id: id ?? "", name: name ?? "", constraint: constraint ?? BeaconConstraint(uuid: UUID()))
-        // A calibration is a power at 1 m, as plausible as a frame's must be (0 or +5 is a tracker's battery, not a power).
-        let plausible = IBeaconFrame.plausibleMeasuredPower
-        if let n = fields["measured_power"],
-            let value = number(integer: n, "\(field).measured_power", in: Int(plausible.lowerBound)...Int(plausible.upperBound))
-        {
-            venue.measuredPower = Int8(value)
-        }
+        if let n = fields["measured_power"] { venue.measuredPower = measuredPower(n, "\(field).measured_power") }
         if let n = fields["max_distance"] { venue.maxDistance = number(n, "\(field).max_distance", in: 0.1...1000) }
         guard id != nil, name != nil, constraint != nil else { return nil }
         return venue
@@ -322,6 +313,13 @@ struct NodeReader {
             return nil
         }
         return value
+    }
+
+    /// A power at 1 m, whole dBm, as plausible as a frame's must be (0 or +5
+    /// is a tracker's battery byte, not a power): a calibration or its default.
+    mutating func measuredPower(_ node: YAMLNode, _ field: String) -> Int8? {
+        let plausible = IBeaconFrame.plausibleMeasuredPower
+        return number(integer: node, field, in: Int(plausible.lowerBound)...Int(plausible.upperBound)).map(Int8.init)
     }
 
     mutating func number(integer node: YAMLNode, _ field: String, in range: ClosedRange<Int>) -> Int? {

@@ -54,6 +54,17 @@ extension DBusValue {
 }
 
 enum Output {
+    /// There is no answer to give (no venue, nothing sampled): `{"error", "message"}`
+    /// on stdout for scripts, else `text` on stderr; the exit status 2 to throw.
+    static func noAnswer(_ error: String, _ message: String, text: String, json: Bool) -> ExitCode {
+        if json {
+            print(Self.json(["error": error, "message": message]))
+        } else {
+            FileHandle.standardError.write(Data("\(text)\n".utf8))
+        }
+        return ExitCode(2)
+    }
+
     static func json(_ object: Any) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)

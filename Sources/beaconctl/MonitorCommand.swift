@@ -82,12 +82,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         }
         guard !samples.isEmpty else {
             let message = "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range, and is its beacon in the venue's region?"
-            if options.json {
-                print(Output.json(["error": "NoSamples", "message": message]))
-            } else {
-                FileHandle.standardError.write(Data("\(message)\n".utf8))
-            }
-            throw ExitCode(2)
+            throw Output.noAnswer("NoSamples", message, text: message, json: options.json)
         }
         let median = samples.sorted()[samples.count / 2]
         if options.json {

@@ -29,12 +29,7 @@ struct NearestCommand: AsyncParsableCommand {
         } catch let error as BeacondError {
             switch error {
             case .noVenue, .locationUnknown:
-                if options.json {
-                    print(Output.json(["error": error.code?.name ?? "", "message": error.message]))
-                } else {
-                    FileHandle.standardError.write(Data("no venue: \(error.message)\n".utf8))
-                }
-                throw ExitCode(2)
+                throw Output.noAnswer(error.code?.name ?? "", error.message, text: "no venue: \(error.message)", json: options.json)
             default:
                 throw error
             }
