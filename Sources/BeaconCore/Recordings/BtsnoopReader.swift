@@ -3,7 +3,7 @@
 /// Other records (commands, ACL data, BlueZ's index and note records) are
 /// skipped. Reading stops at the first truncated or corrupt record; `failure`
 /// then says where, and everything before it has been delivered.
-public struct BtsnoopReader: Sendable {
+public struct BtsnoopReader: RecordedEventReader {
     public let datalink: BtsnoopFormat.Datalink
     private let bytes: ArraySlice<UInt8>
     private var offset: Int
@@ -30,6 +30,11 @@ public struct BtsnoopReader: Sendable {
 
     /// Bytes consumed so far, from the start of the file.
     public var bytesRead: Int { offset - bytes.startIndex }
+
+    public var format: RecordingReader.Format { .btsnoop(datalink) }
+    /// A btsnoop record is whole or the reading stops: none is skipped.
+    public var skippedRecords: Int { 0 }
+    public var lastSkipReason: String? { nil }
 
     /// The next HCI event, or `nil` at the end of the file or at the first bad record.
     public mutating func next() -> RecordedEvent? {

@@ -8,7 +8,7 @@
 /// `#`) and blank lines are skipped; a packet line with something other than
 /// hex bytes is counted in `malformedPackets` and skipped, because a text log
 /// can be damaged in one place and fine after it.
-public struct HCIDumpReader: Sendable {
+public struct HCIDumpReader: RecordedEventReader {
     private let text: ArraySlice<UInt8>
     private var offset: Int
     public private(set) var packetsRead = 0
@@ -17,6 +17,10 @@ public struct HCIDumpReader: Sendable {
     public private(set) var line = 0
     /// Text logs are read to the end: a damaged packet is skipped, never fatal.
     public var failure: RecordingError? { nil }
+    public var format: RecordingReader.Format { .hcidump }
+    public var skippedRecords: Int { malformedPackets }
+    /// A damaged line is just that: the log says no more.
+    public var lastSkipReason: String? { nil }
 
     public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
         guard Self.looksLikeHCIDump(bytes) else { throw .unrecognisedFormat }

@@ -2,7 +2,7 @@
 /// whole file, read as in pcapng (`CapturedPacketDecoder`). Reading stops at
 /// the first truncated or impossible record; `failure` then says where, and
 /// everything before it has been delivered.
-public struct PcapReader: Sendable {
+public struct PcapReader: RecordedEventReader {
     public let linkType: UInt32
     private let type: LinkType
     private let bigEndian: Bool
@@ -40,7 +40,9 @@ public struct PcapReader: Sendable {
     /// Bytes consumed so far, from the start of the file.
     private var bytesRead: Int { offset - bytes.startIndex }
     /// Damaged packets skipped (a bad CRC, lengths that disagree).
-    public var skippedPackets: Int { packets.skippedPackets }
+    public var skippedRecords: Int { packets.skippedPackets }
+
+    public var format: RecordingReader.Format { .pcap(linkType: linkType) }
     /// Why the last skipped packet was skipped.
     public var lastSkipReason: String? { packets.lastSkipReason }
 

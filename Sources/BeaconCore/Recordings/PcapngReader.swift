@@ -6,9 +6,9 @@
 /// PDUs off the air, which become the LE Advertising Report a controller
 /// would have sent (`AdvertisingPDU`). Packets on other interfaces, damaged
 /// link-layer packets and packets with a bad CRC are counted in
-/// `skippedPackets` and skipped. Reading stops at the first damaged block;
+/// `skippedRecords` and skipped. Reading stops at the first damaged block;
 /// `failure` then says where, and everything before it has been delivered.
-public struct PcapngReader: Sendable {
+public struct PcapngReader: RecordedEventReader {
     /// What an interface description block says about its packets.
     struct Interface: Sendable {
         var linkType: UInt32
@@ -27,9 +27,8 @@ public struct PcapngReader: Sendable {
     private var walker: PcapngBlockWalker
     private var interfaces: [Interface] = []
     private var packets = CapturedPacketDecoder()
-    public private(set) var blocksRead = 0
     /// Packets skipped: damaged, or on an interface of a link type beacond does not read.
-    public var skippedPackets: Int { packets.skippedPackets }
+    public var skippedRecords: Int { packets.skippedPackets }
     /// Why the last skipped packet was skipped.
     public var lastSkipReason: String? { packets.lastSkipReason }
 
@@ -58,15 +57,13 @@ public struct PcapngReader: Sendable {
         self.walker = PcapngBlockWalker(bytes: bytes)
     }
 
-    /// Bytes consumed so far, from the start of the file.
-    public var bytesRead: Int { walker.bytesRead }
+    public var format: RecordingReader.Format { .pcapng(linkTypes: linkTypes) }
 
     public var failure: RecordingError? { walker.failure }
 
     /// The next HCI event, or `nil` at the end of the file or at the first damaged block.
     public mutating func next() -> RecordedEvent? {
         while let block = walker.next() {
-            blocksRead += 1
             switch block.type {
             case PcapngFormat.sectionHeaderType:
                 do throws(RecordingError) {

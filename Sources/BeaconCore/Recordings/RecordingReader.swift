@@ -23,14 +23,7 @@ public struct RecordingReader: Sendable {
         }
     }
 
-    private enum Reader: Sendable {
-        case btsnoop(BtsnoopReader)
-        case pcapng(PcapngReader)
-        case pcap(PcapReader)
-        case hcidump(HCIDumpReader)
-    }
-
-    private var reader: Reader
+    private var reader: any RecordedEventReader
 
     public init(bytes: [UInt8]) throws(RecordingError) {
         try self.init(bytes: bytes[...])
@@ -38,75 +31,27 @@ public struct RecordingReader: Sendable {
 
     public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
         if bytes.starts(with: BtsnoopFormat.magic.prefix(min(bytes.count, BtsnoopFormat.magic.count))), !bytes.isEmpty {
-            reader = .btsnoop(try BtsnoopReader(bytes: bytes))
+            reader = try BtsnoopReader(bytes: bytes)
         } else if bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) {
-            reader = .pcapng(try PcapngReader(bytes: bytes))
+            reader = try PcapngReader(bytes: bytes)
         } else if PcapFormat.hasMagic(bytes) {
-            reader = .pcap(try PcapReader(bytes: bytes))
+            reader = try PcapReader(bytes: bytes)
         } else {
-            reader = .hcidump(try HCIDumpReader(bytes: bytes))
+            reader = try HCIDumpReader(bytes: bytes)
         }
     }
 
-    public var format: Format {
-        switch reader {
-        case .btsnoop(let r): .btsnoop(r.datalink)
-        case .pcapng(let r): .pcapng(linkTypes: r.linkTypes)
-        case .pcap(let r): .pcap(linkType: r.linkType)
-        case .hcidump: .hcidump
-        }
-    }
+    public var format: Format { reader.format }
 
     /// The next HCI event, or `nil` at the end or at the first unreadable record.
-    public mutating func next() -> RecordedEvent? {
-        switch reader {
-        case .btsnoop(var r):
-            let event = r.next()
-            reader = .btsnoop(r)
-            return event
-        case .pcapng(var r):
-            let event = r.next()
-            reader = .pcapng(r)
-            return event
-        case .pcap(var r):
-            let event = r.next()
-            reader = .pcap(r)
-            return event
-        case .hcidump(var r):
-            let event = r.next()
-            reader = .hcidump(r)
-            return event
-        }
-    }
+    public mutating func next() -> RecordedEvent? { reader.next() }
 
     /// Why reading stopped before the end, if it did.
-    public var failure: RecordingError? {
-        switch reader {
-        case .btsnoop(let r): r.failure
-        case .pcapng(let r): r.failure
-        case .pcap(let r): r.failure
-        case .hcidump(let r): r.failure
-        }
-    }
+    public var failure: RecordingError? { reader.failure }
 
-    /// Packets that were unreadable and skipped: damaged lines of a text log,
-    /// damaged or foreign packets of a pcap or pcapng capture. A damaged
-    /// block or record header stops the reading instead.
-    public var skippedRecords: Int {
-        switch reader {
-        case .btsnoop: 0
-        case .pcapng(let r): r.skippedPackets
-        case .pcap(let r): r.skippedPackets
-        case .hcidump(let r): r.malformedPackets
-        }
-    }
+    /// See `RecordedEventReader.skippedRecords`.
+    public var skippedRecords: Int { reader.skippedRecords }
 
     /// Why the last skipped packet was skipped, where the format says (pcap and pcapng).
-    public var lastSkipReason: String? {
-        switch reader {
-        case .pcapng(let r): r.lastSkipReason
-        case .pcap(let r): r.lastSkipReason
-        case .btsnoop, .hcidump: nil
-        }
-    }
+    public var lastSkipReason: String? { reader.lastSkipReason }
 }
