@@ -533,6 +533,8 @@ import Testing
              "--source", spec, "--state-dir", directory.path], environment: environment)
         #expect(result.status == status, "\(result.stderr)")
         #expect(result.stderr.contains("stopping: source \(spec) cannot scan: "), "\(result.stderr)")
+        // Said once: not also as a "not scanning" availability change just before.
+        #expect(!result.stderr.contains("not scanning"), "\(result.stderr)")
         #expect(!result.stderr.contains("Error:"))
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
     }

@@ -104,7 +104,8 @@ struct BlueZSession {
     private var adapterName: String { adapterPath.map { String($0.split(separator: "/").last ?? "") } ?? wanted ?? "the adapter" }
 
     /// Finds bluetoothd and the adapter and starts discovery; returns what is
-    /// missing if it cannot even find them (the caller decides whether that is fatal).
+    /// missing if it cannot even find them, unreported: at the start that
+    /// stops beacond (said once, by the service), later it is an availability change.
     mutating func arm(_ deliver: (SourceEvent) -> Void) async -> String? {
         owner = nil
         adapterPath = nil
@@ -121,14 +122,12 @@ struct BlueZSession {
             let problem = error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
                 ? "bluetoothd is not running (nobody owns org.bluez on the system bus); start it with `sudo systemctl start bluetooth`"
                 : "cannot read BlueZ's objects: \(error)"
-            report(false, problem, deliver)
             return problem
         }
         let tree = Self.objectTree(objects.first)
         let adapters = tree.filter { $0.value[BlueZ.adapter] != nil }.keys.sorted()
         guard let path = adapters.first(where: matches) else {
             let problem = "BlueZ has no adapter\(wanted.map { " named \($0)" } ?? "") (found: \(adapters.isEmpty ? "none" : adapters.joined(separator: ", "))); check `bluetoothctl list` and `rfkill list`"
-            report(false, problem, deliver)
             return problem
         }
         for (devicePath, interfaces) in tree where devicePath.hasPrefix(path + "/") {
@@ -146,7 +145,7 @@ struct BlueZSession {
             devices = [:]
             report(false, "bluetoothd left the system bus (stopped or restarting); waiting for it to return", deliver)
         case .ownerChanged:
-            _ = await arm(deliver)
+            if let problem = await arm(deliver) { report(false, problem, deliver) }
         case .signal(let signal):
             guard signal.sender == owner else { return }
             await handle(signal, deliver)
