@@ -20,7 +20,7 @@ import Testing
     static let venues = ["counter-1", "counter-2", "coffee-bar", "kaffeehaus-theke"]
 
     @Test func everyMethodAnswersInTypedValues() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let requested = try await client.requestNearestVenue(timeout: .seconds(20))
         #expect(Self.venues.contains(requested.id) && requested.source == .ranging && requested.beacon != nil, "\(requested)")
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func everyErrorBeacondSendsIsTyped() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         func error(_ work: () async throws -> Void) async -> BeacondError? {
             do {
@@ -94,7 +94,7 @@ import Testing
 
     @Test func noVenueLocationUnknownAndInvalidConfigAreTyped() async throws {
         let configuration = try Self.venuesElsewhere()
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         let client = try await Self.client(service)
         do {
             _ = try await client.nearestVenue()
@@ -121,7 +121,7 @@ import Testing
     /// from ranging is not answered with it, and hears LocationUnknown.
     @Test func aWaitingRequestIsNotAnsweredWithThePreferredVenue() async throws {
         let configuration = try Self.venuesElsewhere()
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         let client = try await Self.client(service)
         try await client.setPreferredVenue("counter-2")
         #expect(try await client.nearestVenue().source == .preference)
@@ -137,7 +137,7 @@ import Testing
     /// beacond is not running, as a call made after it went is.
     @Test func aWaitingCallWhoseServiceGoesIsServiceNotRunning() async throws {
         for signal in [SIGTERM, SIGKILL] {
-            let service = try Service(configuration: try Self.venuesElsewhere().path)
+            let service = try await Service(configuration: try Self.venuesElsewhere().path)
             let client = try await Self.client(service)
             let waiting = Task { () async -> BeacondError? in
                 do {
@@ -162,7 +162,7 @@ import Testing
         let bus = try PrivateBus(
             policy: PrivateBus.allowEverything(
                 then: "<deny send_destination=\"\(Beacond.busName)\" send_interface=\"\(Beacond.Manager1.name)\"/>"))
-        let service = try Service(bus: bus)
+        let service = try await Service(bus: bus)
         let client = try await Self.client(service)
         do {
             _ = try await client.nearestVenue()
@@ -197,7 +197,7 @@ import Testing
     // MARK: Async sequences
 
     @Test func nearestVenueUpdatesArriveAndEndWhenTheServiceGoes() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let (venues, announce) = AsyncStream<Beacond.Venue>.makeStream()
         let consumer = Task { () async -> BeacondError? in
@@ -226,7 +226,7 @@ import Testing
     /// The bus itself going away (dbus-daemon killed) says nothing on the
     /// bus: the sequence must end on the connection's own news of it.
     @Test func updatesEndWhenTheBusGoesAway() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let (venues, announce) = AsyncStream<Beacond.Venue?>.makeStream()
         let consumer = Task { () async -> BeacondError? in
@@ -280,7 +280,7 @@ import Testing
     }
 
     @Test func availabilityUpdatesStartWithTheCurrentState() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let first = try await Self.within(.seconds(10)) { () async throws -> Beacond.Availability? in
             for try await availability in client.availabilityUpdates() { return availability }
@@ -290,7 +290,7 @@ import Testing
     }
 
     @Test func monitorYieldsTheCallersRegionsAndCancellingRemovesThemAndTheMatchRules() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let observer = try await Self.client(service)
         let rulesBefore = try await Self.matchRules(of: client)
@@ -319,7 +319,7 @@ import Testing
     }
 
     @Test func cancellingTheTaskStopsMonitoring() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
         let task = Task { for try await _ in client.monitor([region]) {} }
@@ -340,7 +340,7 @@ import Testing
     /// StopMonitoring: a hung beacond (SIGSTOP) must not keep them on the bus
     /// for the 25 s its call may wait.
     @Test func aHungServiceCannotKeepAStoppedSequencesMatchRules() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let before = try await Self.matchRules(of: client)
         let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
@@ -369,7 +369,7 @@ import Testing
     /// A second sequence for a region id the client already monitors fails
     /// with RegionExists, and its ending leaves the first one's region alone.
     @Test func aSequenceThatFailedToStartStopsOnlyWhatItStarted() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
         let first = Task { for try await _ in client.monitor([region]) {} }
@@ -403,7 +403,7 @@ import Testing
     /// One id twice in a call is refused as beacond refuses it, not a trap
     /// on the duplicate (it crashed the caller).
     @Test func monitoringOneIdTwiceFailsWithRegionExists() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let region = MonitoredRegion("twice", constraint: BeaconConstraint(uuid: Self.cafe))
         let ending = try await Self.within(.seconds(10)) { () async -> BeacondError? in
@@ -421,7 +421,7 @@ import Testing
     /// on the bus (the bus keeps one copy of a rule per AddMatch). Each holds
     /// three: its signal, beacond leaving, and the connection lost.
     @Test func endingOneSequenceLeavesAnotherWithTheSameRules() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let before = try await Self.matchRules(of: client)
         let first = Task { for try await _ in client.nearestVenueUpdates() {} }
@@ -445,7 +445,7 @@ import Testing
     /// beaconctl monitor is `events()`, printed: once it says on stderr that
     /// it is watching, a client's region entered is a JSON line.
     @Test func beaconctlMonitorPrintsWhatHappensOnceItIsWatching() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.product("beaconctl"))
@@ -456,14 +456,14 @@ import Testing
         process.standardError = errors
         try process.run()
         defer { process.killAndWait() }
-        let ready = errors.fileHandleForReading.availableLine(deadline: .now() + 10)
+        let ready = await errors.fileHandleForReading.line(deadline: .now() + 10)
         #expect(ready?.hasPrefix("watching beacond") == true, "\(String(describing: ready))")
         let region = MonitoredRegion("probe", constraint: BeaconConstraint(uuid: Self.cafe))
         let probe = Task { for try await _ in client.monitor([region]) {} }
         defer { probe.cancel() }
         var seen: [String: Any]?
         let deadline = DispatchTime.now() + 10
-        while seen == nil, let line = output.fileHandleForReading.availableLine(deadline: deadline) {
+        while seen == nil, let line = await output.fileHandleForReading.line(deadline: deadline) {
             let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             if event?["id"] as? String == region.id { seen = event }
         }
@@ -473,7 +473,7 @@ import Testing
     /// `events()` returns subscribed: a region entered after it returns is
     /// in it. Without beacond it fails at once and leaves no match rule.
     @Test func eventsAreSubscribedWhenTheCallReturns() async throws {
-        let service = try Service()
+        let service = try await Service()
         let client = try await Self.client(service)
         let events = try await client.events()
         let region = MonitoredRegion("probe", constraint: BeaconConstraint(uuid: Self.cafe))
@@ -505,7 +505,7 @@ import Testing
     /// RegionEntered right after it) reaches beaconctl: dbus-monitor sees the
     /// messages in the order the bus handles them.
     @Test func beaconctlMonitorSubscribesBeforeItsFirstCall() async throws {
-        let service = try Service()
+        let service = try await Service()
         let monitor = try await ServiceBusTests.BusMonitor(service.bus, rules: ["type='method_call'"])
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.product("beaconctl"))

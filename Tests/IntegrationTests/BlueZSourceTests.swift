@@ -73,7 +73,7 @@ import Testing
         private let output = Pipe()
         private(set) var lines: [String] = []
 
-        init(bus: PrivateBus) throws {
+        init(bus: PrivateBus) async throws {
             let script = """
                 import dbus, sys
                 from dbus.mainloop.glib import DBusGMainLoop
@@ -91,17 +91,18 @@ import Testing
             process.standardOutput = output
             try process.run()
             // The match rule is in place once the script says so (add_signal_receiver waits for the bus).
-            try #require(output.fileHandleForReading.availableLine(deadline: .now() + 20) == "ready")
+            let ready = await output.fileHandleForReading.line(deadline: .now() + 20)
+            try #require(ready == "ready")
         }
 
         deinit { process.killAndWait() }
 
         /// Waits (up to 20 s) for a signal whose line starts with `prefix`; returns it.
         @discardableResult
-        func wait(for prefix: String) throws -> String {
+        func wait(for prefix: String) async throws -> String {
             let deadline = DispatchTime.now() + 20
             while DispatchTime.now() < deadline {
-                guard let line = output.fileHandleForReading.availableLine(deadline: deadline) else { break }
+                guard let line = await output.fileHandleForReading.line(deadline: deadline) else { break }
                 lines.append(line)
                 if line.hasPrefix(prefix) { return line }
             }
@@ -146,12 +147,12 @@ import Testing
 
     /// beacond on the bluez source with bluetoothd up and hci0 powered,
     /// discovering, with counter 1 heard as the nearest venue.
-    static func rangingCounterOne() throws -> (MockBlueZ, AvailabilityMonitor, Service) {
+    static func rangingCounterOne() async throws -> (MockBlueZ, AvailabilityMonitor, Service) {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
-        let monitor = try AvailabilityMonitor(bus: bus)
-        let service = try Service(bus: bus, source: "bluez")
-        try monitor.wait(for: discovering)
+        let monitor = try await AvailabilityMonitor(bus: bus)
+        let service = try await Service(bus: bus, source: "bluez")
+        try await monitor.wait(for: discovering)
         try addCounters(mock)
         try advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
         return (mock, monitor, service)
@@ -167,9 +168,9 @@ import Testing
     @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() async throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
-        let monitor = try AvailabilityMonitor(bus: bus)
-        let service = try Service(bus: bus, source: "bluez")
-        try monitor.wait(for: Self.discovering)
+        let monitor = try await AvailabilityMonitor(bus: bus)
+        let service = try await Service(bus: bus, source: "bluez")
+        try await monitor.wait(for: Self.discovering)
         #expect(try Self.available(service) == "b true")
 
         // DuplicateData set to true, explicitly, with Transport le, before discovery starts.
@@ -194,43 +195,43 @@ import Testing
         try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
     }
 
-    @Test func adapterRemovedAndAddedAgainIsFollowed() throws {
-        let (mock, monitor, service) = try Self.rangingCounterOne()
+    @Test func adapterRemovedAndAddedAgainIsFollowed() async throws {
+        let (mock, monitor, service) = try await Self.rangingCounterOne()
 
         try mock.run(["remove-adapter", "hci0"])
-        try monitor.wait(for: "unavailable: hci0 was removed; waiting for it to come back")
+        try await monitor.wait(for: "unavailable: hci0 was removed; waiting for it to come back")
         #expect(try Self.available(service) == "b false")
 
         try mock.run(["add-adapter", "hci0"])
-        try monitor.wait(for: Self.discovering)
+        try await monitor.wait(for: Self.discovering)
         #expect(try Self.available(service) == "b true")
         #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
         try Self.counterTwoHeardNearest(mock, service)
     }
 
-    @Test func poweredOffAtStartThenOnOffAndOnAgain() throws {
+    @Test func poweredOffAtStartThenOnOffAndOnAgain() async throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus, adapter: ("hci0", false))
-        let monitor = try AvailabilityMonitor(bus: bus)
-        let service = try Service(bus: bus, source: "bluez")
-        let off = try monitor.wait(for: "unavailable: hci0 is powered off")
+        let monitor = try await AvailabilityMonitor(bus: bus)
+        let service = try await Service(bus: bus, source: "bluez")
+        let off = try await monitor.wait(for: "unavailable: hci0 is powered off")
         #expect(off.contains("bluetoothctl power on"))
         #expect(try Self.available(service) == "b false")
         #expect(try mock.calls().isEmpty)
 
         try mock.run(["power", "hci0", "on"])
-        try monitor.wait(for: Self.discovering)
+        try await monitor.wait(for: Self.discovering)
         try Self.addCounters(mock)
         try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
 
         // Powering off ends discovery and forgets the filter (BlueZ); beacond sets it again.
         try mock.run(["power", "hci0", "off"])
-        try monitor.wait(for: "unavailable: hci0 was powered off")
+        try await monitor.wait(for: "unavailable: hci0 was powered off")
         #expect(try Self.available(service) == "b false")
         // The radio is down, not the café: the region holds.
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
         try mock.run(["power", "hci0", "on"])
-        try monitor.wait(for: Self.discovering)
+        try await monitor.wait(for: Self.discovering)
         let calls = try mock.calls()
         #expect(calls.filter { $0.method == "SetDiscoveryFilter" }.count == 2)
         #expect(calls.filter { $0.method == "StartDiscovery" }.count == 2)
@@ -238,16 +239,16 @@ import Testing
         try Self.counterTwoHeardNearest(mock, service)
     }
 
-    @Test func bluetoothdRestartedIsFollowed() throws {
-        let (mock, monitor, service) = try Self.rangingCounterOne()
+    @Test func bluetoothdRestartedIsFollowed() async throws {
+        let (mock, monitor, service) = try await Self.rangingCounterOne()
 
         mock.stop()
-        try monitor.wait(for: "unavailable: bluetoothd left the system bus")
+        try await monitor.wait(for: "unavailable: bluetoothd left the system bus")
         #expect(try Self.available(service) == "b false")
 
         try mock.start()
         try mock.run(["add-adapter", "hci0"])
-        try monitor.wait(for: Self.discovering)
+        try await monitor.wait(for: Self.discovering)
         #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
         try Self.counterTwoHeardNearest(mock, service)
     }

@@ -5,8 +5,8 @@ import Testing
 /// Examples/KioskMenu, built with the package, against the simulated café:
 /// it shows a counter's menu once beacond knows the nearest venue.
 @Suite struct KioskMenuTests {
-    @Test func theKioskShowsTheMenuOfTheNearestCounter() throws {
-        let service = try ServiceBusTests.Service()
+    @Test func theKioskShowsTheMenuOfTheNearestCounter() async throws {
+        let service = try await ServiceBusTests.Service()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.product("kiosk-menu"))
         process.arguments = [service.bus.address]
@@ -16,7 +16,7 @@ import Testing
         defer { process.killAndWait() }
         var lines: [String] = []
         let deadline = DispatchTime.now() + 30
-        while DispatchTime.now() < deadline, let line = output.fileHandleForReading.availableLine(deadline: deadline) {
+        while DispatchTime.now() < deadline, let line = await output.fileHandleForReading.line(deadline: deadline) {
             lines.append(line)
             if lines.count >= 2, lines[lines.count - 2].hasPrefix("== "), !lines[lines.count - 2].contains("Welcome") { break }
         }

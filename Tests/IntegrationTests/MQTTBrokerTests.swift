@@ -20,9 +20,9 @@ import Testing
 
     static let cafe = "simulate:" + TestSupport.repository("scenarios/cafe.yaml")
 
-    static func start(_ mqtt: String) throws -> Service {
+    static func start(_ mqtt: String) async throws -> Service {
         let directory = try TestSupport.temporaryDirectory()
-        return try Service(configuration: try configuration(mqtt, in: directory), source: cafe)
+        return try await Service(configuration: try configuration(mqtt, in: directory), source: cafe)
     }
 
     static func mqttProperty(_ service: Service) throws -> String {
@@ -48,13 +48,13 @@ import Testing
 
     @Test func theCafeAppearsInHomeAssistantsTermsAndSaysOfflineOnSIGTERM() async throws {
         let broker = try await MosquittoBroker()
-        let subscriber = try MQTTSubscriber(port: broker.port)
-        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: cafe-pi\n")
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: cafe-pi\n")
         let node = "beacond/cafe-pi"
         // A live subscriber sees the retain flag only on what was held before it came (checked in the restart test).
-        try subscriber.wait("online") { $0.topic == "\(node)/availability" && $0.payload == "online" }
-        try subscriber.wait("caffe-macs inside") { $0.topic == "\(node)/region/caffe-macs" && $0.payload == "inside" }
-        let venue = try subscriber.wait("a ranged nearest venue") {
+        try await subscriber.wait("online") { $0.topic == "\(node)/availability" && $0.payload == "online" }
+        try await subscriber.wait("caffe-macs inside") { $0.topic == "\(node)/region/caffe-macs" && $0.payload == "inside" }
+        let venue = try await subscriber.wait("a ranged nearest venue") {
             $0.topic == "\(node)/nearest_venue" && $0.payload.contains("\"source\":\"ranging\"")
         }
         let fields = try Self.json(venue.payload)
@@ -73,7 +73,7 @@ import Testing
             "\(prefix)/binary_sensor/beacond_cafe-pi/region_espresso-bar/config",
         ]
         for topic in configs {
-            let config = try Self.json(try subscriber.wait(topic) { $0.topic == topic && !$0.payload.isEmpty }.payload)
+            let config = try await Self.json(try subscriber.wait(topic) { $0.topic == topic && !$0.payload.isEmpty }.payload)
             for key in ["name", "unique_id", "state_topic", "availability_topic", "device"] {
                 #expect(config[key] != nil, "\(topic) lacks \(key)")
             }
@@ -91,20 +91,20 @@ import Testing
             ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-m", "online"])
         #expect(birth.status == 0, "\(birth.stderr)")
         let before = subscriber.messages.count
-        try subscriber.wait("the configs again") {
+        try await subscriber.wait("the configs again") {
             $0.topic == configs[0] && subscriber.messages.count > before
         }
         let beaconctl = try await TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address, "--json"])
         #expect(beaconctl.status == 0, "\(beaconctl)")
         #expect(try Self.json(beaconctl.stdout)["state"] as? String == "connected")
         service.stop(signal: SIGTERM)
-        try subscriber.wait("offline") { $0.topic == "\(node)/availability" && $0.payload == "offline" }
+        try await subscriber.wait("offline") { $0.topic == "\(node)/availability" && $0.payload == "offline" }
         #expect(service.logText.contains("MQTT: said offline and disconnected"))
     }
 
     @Test func aRestartedBrokerGetsEverythingAgainAfterBackoff() async throws {
         let broker = try await MosquittoBroker()
-        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: restart\n")
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: restart\n")
         try await Self.waitForLog(service) { $0.contains("MQTT: connected") }
         broker.kill()
         // Two failed attempts after the loss, with growing delays.
@@ -115,21 +115,21 @@ import Testing
         // A fresh broker (no persistence) holds nothing: what it holds after the reconnect was republished.
         try await broker.start()
         try await Self.waitForLog(service) { $0.components(separatedBy: "MQTT: connected").count >= 3 }
-        let subscriber = try MQTTSubscriber(port: broker.port)
-        try subscriber.wait("retained online") { $0.topic == "beacond/restart/availability" && $0.payload == "online" && $0.retained }
-        try subscriber.wait("retained region") { $0.topic == "beacond/restart/region/caffe-macs" && $0.retained }
-        try subscriber.wait("retained config") { $0.topic.hasSuffix("beacond_restart/nearest_venue/config") && $0.retained }
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        try await subscriber.wait("retained online") { $0.topic == "beacond/restart/availability" && $0.payload == "online" && $0.retained }
+        try await subscriber.wait("retained region") { $0.topic == "beacond/restart/region/caffe-macs" && $0.retained }
+        try await subscriber.wait("retained config") { $0.topic.hasSuffix("beacond_restart/nearest_venue/config") && $0.retained }
     }
 
     @Test func aRegionLeavingTheFileLeavesHomeAssistantOnReloadAndOnRestart() async throws {
         let broker = try await MosquittoBroker()
-        let subscriber = try MQTTSubscriber(port: broker.port)
+        let subscriber = try await MQTTSubscriber(port: broker.port)
         let directory = try TestSupport.temporaryDirectory()
         let mqtt = "  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: edit\n"
         let path = try Self.configuration(mqtt, in: directory)
-        let service = try Service(configuration: path, source: Self.cafe)
+        let service = try await Service(configuration: path, source: Self.cafe)
         let config = "homeassistant/binary_sensor/beacond_edit/region_"
-        try subscriber.wait("espresso-bar's config") { $0.topic == config + "espresso-bar/config" && !$0.payload.isEmpty }
+        try await subscriber.wait("espresso-bar's config") { $0.topic == config + "espresso-bar/config" && !$0.payload.isEmpty }
         // Reload without espresso-bar: its entity and state are cleared.
         let full = try String(contentsOfFile: path, encoding: .utf8)
         let withoutEspressoBar = full.replacingOccurrences(
@@ -137,8 +137,8 @@ import Testing
         try #require(withoutEspressoBar != full)
         try Data(withoutEspressoBar.utf8).write(to: URL(fileURLWithPath: path))
         #expect(try service.call("Reload").status == 0)
-        try subscriber.wait("espresso-bar's config cleared") { $0.topic == config + "espresso-bar/config" && $0.payload.isEmpty }
-        try subscriber.wait("espresso-bar's state cleared") { $0.topic == "beacond/edit/region/espresso-bar" && $0.payload.isEmpty }
+        try await subscriber.wait("espresso-bar's config cleared") { $0.topic == config + "espresso-bar/config" && $0.payload.isEmpty }
+        try await subscriber.wait("espresso-bar's state cleared") { $0.topic == "beacond/edit/region/espresso-bar" && $0.payload.isEmpty }
         // A region dropped while beacond was stopped: the retained config it left is found and cleared.
         service.stop()
         let withoutKaffeehaus = withoutEspressoBar.replacingOccurrences(
@@ -149,14 +149,14 @@ import Testing
         // The venue with the Kaffeehaus UUID goes too (no region would cover it).
         let rest = venues[1].split(separator: "\n", omittingEmptySubsequences: false).drop { $0.hasPrefix("    ") }
         try Data((venues[0] + rest.joined(separator: "\n")).utf8).write(to: URL(fileURLWithPath: path))
-        try service.start()
-        try subscriber.wait("kaffeehaus's config cleared") { $0.topic == config + "kaffeehaus/config" && $0.payload.isEmpty }
+        try await service.start()
+        try await subscriber.wait("kaffeehaus's config cleared") { $0.topic == config + "kaffeehaus/config" && $0.payload.isEmpty }
         #expect(!subscriber.messages.contains { $0.topic == config + "caffe-macs/config" && $0.payload.isEmpty })
     }
 
     @Test func aBrokerNeverThereLeavesDBusAnswering() async throws {
         let port = try MosquittoBroker.freePort()
-        let service = try Self.start("  url: mqtt://127.0.0.1:\(port)\n")
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n")
         let check = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
         #expect(check.stdout.contains(" (from the host name), topics beacond/…; discovery under homeassistant/"), "\(check)")
         #expect(check.stdout.contains("mqtt: mqtt://127.0.0.1:\(port) as node "), "\(check)")
@@ -178,7 +178,7 @@ import Testing
         try Data("wrong\n".utf8).write(to: directory.appendingPathComponent("mqtt.secret"))
         let configuration = try Self.configuration(
             "  url: mqtt://127.0.0.1:\(broker.port)\n  username: kiosk\n  password_file: mqtt.secret\n", in: directory)
-        let service = try Service(configuration: configuration, source: Self.cafe)
+        let service = try await Service(configuration: configuration, source: Self.cafe)
         try await Self.waitForLog(service) { $0.components(separatedBy: "same reason").count >= 3 }
         let log = service.logText
         let lines = log.split(separator: "\n").filter { $0.contains("MQTT:") }
@@ -212,16 +212,16 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file("server.key"))
         let broker = try await MosquittoBroker(
             listener: "allow_anonymous true\ncafile \(file("ca.pem"))\ncertfile \(file("server.pem"))\nkeyfile \(file("server.key"))")
-        let subscriber = try MQTTSubscriber(port: broker.port, host: "localhost", options: ["--cafile", file("ca.pem")])
-        let trusted = try Service(
+        let subscriber = try await MQTTSubscriber(port: broker.port, host: "localhost", options: ["--cafile", file("ca.pem")])
+        let trusted = try await Service(
             configuration: try Self.configuration(
                 "  url: mqtts://localhost:\(broker.port)\n  ca_file: ca.pem\n  node_id: tls\n", in: directory),
             source: Self.cafe)
-        try subscriber.wait("state over TLS") { $0.topic == "beacond/tls/region/caffe-macs" && $0.payload == "inside" }
+        try await subscriber.wait("state over TLS") { $0.topic == "beacond/tls/region/caffe-macs" && $0.payload == "inside" }
         trusted.stop()
         // Without the test CA, the system's CAs do not vouch for the broker: refused, and said why.
         let other = try TestSupport.temporaryDirectory()
-        let untrusted = try Service(
+        let untrusted = try await Service(
             configuration: try Self.configuration("  url: mqtts://localhost:\(broker.port)\n  node_id: untrusted\n", in: other),
             source: Self.cafe)
         try await Self.waitForLog(untrusted) { $0.contains("MQTT: cannot connect to mqtts://localhost:\(broker.port): TLS") }
@@ -235,28 +235,28 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: sockets.path)
         let socket = sockets.appendingPathComponent("mqtt.sock").path
         let broker = try await MosquittoBroker(listener: "allow_anonymous true\nlistener 0 \(socket)")
-        let subscriber = try MQTTSubscriber(port: broker.port)
-        let service = try Self.start("  url: unix://\(socket)\n  node_id: local\n  publish_beacons: true\n")
-        try subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let service = try await Self.start("  url: unix://\(socket)\n  node_id: local\n  publish_beacons: true\n")
+        try await subscriber.wait("state over the socket") { $0.topic == "beacond/local/region/caffe-macs" && $0.payload == "inside" }
         // Asked for, per-beacon readings come too.
-        let beacon = try subscriber.wait("a beacon") { $0.topic.hasPrefix("beacond/local/beacon/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-") }
+        let beacon = try await subscriber.wait("a beacon") { $0.topic.hasPrefix("beacond/local/beacon/E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-") }
         #expect(try Self.json(beacon.payload)["distance"] is Double)
         #expect(try Self.mqttProperty(service).contains("connected: unix://\(socket)"))
     }
 
     @Test func theLastWillSaysOfflineWhenBeacondIsKilled() async throws {
         let broker = try await MosquittoBroker()
-        let subscriber = try MQTTSubscriber(port: broker.port)
-        let service = try Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: will\n")
-        try subscriber.wait("online") { $0.topic == "beacond/will/availability" && $0.payload == "online" }
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: will\n")
+        try await subscriber.wait("online") { $0.topic == "beacond/will/availability" && $0.payload == "online" }
         service.stop(signal: SIGKILL)
-        let offline = try subscriber.wait("the will") { $0.topic == "beacond/will/availability" && $0.payload == "offline" }
+        let offline = try await subscriber.wait("the will") { $0.topic == "beacond/will/availability" && $0.payload == "offline" }
         #expect(!service.logText.contains("said offline"))
         #expect(offline.topic == "beacond/will/availability")
     }
 
     @Test func withoutAnMqttSectionNothingOfItRuns() async throws {
-        let service = try Service(source: Self.cafe)
+        let service = try await Service(source: Self.cafe)
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])
         #expect(venue.status == 0, "\(venue.stderr)")
         #expect(try Self.mqttProperty(service).trimmingCharacters(in: .whitespacesAndNewlines) == "s \"off\"")

@@ -15,14 +15,14 @@ final class MQTTSubscriber: @unchecked Sendable {
     private let output = Pipe()
     private(set) var messages: [Message] = []
 
-    init(port: Int, host: String = "127.0.0.1", options: [String] = []) throws {
+    init(port: Int, host: String = "127.0.0.1", options: [String] = []) async throws {
         // Line-buffered, so its debug lines (SUBACK) arrive as they are written.
         process.executableURL = URL(fileURLWithPath: TestSupport.tool("stdbuf") ?? "/usr/bin/stdbuf")
         process.arguments = ["-oL", TestSupport.tool("mosquitto_sub") ?? "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(port)", "-t", "#", "-d", "-F", "%r %t %p"] + options
         process.standardOutput = output
         try process.run()
         var lines: [String] = []
-        while let line = output.fileHandleForReading.availableLine(deadline: .now() + 10) {
+        while let line = await output.fileHandleForReading.line(deadline: .now() + 10) {
             lines.append(line)
             if line.contains("SUBACK") { return }
         }
@@ -33,10 +33,10 @@ final class MQTTSubscriber: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds for a message satisfying `condition`, keeping every message read.
     @discardableResult
-    func wait(_ what: String, timeout: Int = 30, _ condition: (Message) -> Bool) throws -> Message {
+    func wait(_ what: String, timeout: Int = 30, _ condition: (Message) -> Bool) async throws -> Message {
         if let message = messages.first(where: condition) { return message }
         let deadline = DispatchTime.now() + .seconds(timeout)
-        while let line = output.fileHandleForReading.availableLine(deadline: deadline) {
+        while let line = await output.fileHandleForReading.line(deadline: deadline) {
             // mosquitto_sub's debug lines ("Client … received PUBLISH") are not messages.
             guard line.hasPrefix("0 ") || line.hasPrefix("1 ") else { continue }
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)

@@ -33,8 +33,8 @@ struct PolicyTests {
           </policy>
         """
 
-    static func service(on bus: PrivateBus? = nil) throws -> ServiceBusTests.Service {
-        try ServiceBusTests.Service(bus: bus ?? Self.bus(), user: "beacond")
+    static func service(on bus: PrivateBus? = nil) async throws -> ServiceBusTests.Service {
+        try await ServiceBusTests.Service(bus: bus ?? Self.bus(), user: "beacond")
     }
 
     static func bus() throws -> PrivateBus {
@@ -59,8 +59,8 @@ struct PolicyTests {
     static let getVersion = ["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Version"]
     static let rangedBeacons = ["call", Beacond.busName, Beacond.root, Beacond.Manager1.name, "GetRangedBeacons", "a{sv}", "0"]
 
-    @Test func membersOfGroupBeacondAndRootGetAnswersOthersAreDenied() throws {
-        let service = try Self.service()
+    @Test func membersOfGroupBeacondAndRootGetAnswersOthersAreDenied() async throws {
+        let service = try await Self.service()
         // The bus says who owns the name: user beacond.
         let owner = try service.busctl(
             ["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser", "s", Beacond.busName])
@@ -116,7 +116,7 @@ struct PolicyTests {
         func text(_ log: URL) -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         // Both are watching before the service exists (gdbus says so once it has its match rule).
         _ = await eventually(seconds: 20) { monitors.allSatisfy { text($0.log).contains("does not have an owner") } }
-        let service = try Self.service(on: bus)
+        let service = try await Self.service(on: bus)
         let member = monitors[0].log
         // Every kind the outsider must not receive was sent: the member saw each.
         let kinds = ["RegionEntered", "NearestVenueChanged", "InterfacesAdded", "PropertiesChanged"]
@@ -130,8 +130,8 @@ struct PolicyTests {
         }
     }
 
-    @Test func nobodyCanTakeTheNameFromBeacond() throws {
-        let service = try Self.service()
+    @Test func nobodyCanTakeTheNameFromBeacond() async throws {
+        let service = try await Self.service()
         // Another account, even root, may not own org.beacond.
         let script = """
             import dbus, sys

@@ -148,7 +148,7 @@ import Testing
     /// Stopped by a signal, `beacond scan` has printed every sighting it
     /// decoded (each flushed to the pipe as it went: the first arrive while it
     /// runs) and then its summary, whose count matches the lines.
-    @Test(arguments: [SIGINT, SIGTERM]) func aSignalledScanPrintsEveryLineAndItsSummary(signal: Int32) throws {
+    @Test(arguments: [SIGINT, SIGTERM]) func aSignalledScanPrintsEveryLineAndItsSummary(signal: Int32) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
         process.arguments = ["scan", "--source", "simulate", "--config", TestSupport.repository("beacons.yaml"), "--json"]
@@ -160,11 +160,11 @@ import Testing
         defer { if process.isRunning { process.killAndWait() } }
         let deadline = DispatchTime.now() + 30
         var lines: [String] = []
-        for _ in 0..<3 { lines.append(try #require(out.fileHandleForReading.availableLine(deadline: deadline))) }
+        for _ in 0..<3 { lines.append(try #require(await out.fileHandleForReading.line(deadline: deadline))) }
         kill(process.processIdentifier, signal)
-        while let line = out.fileHandleForReading.availableLine(deadline: deadline) { lines.append(line) }
+        while let line = await out.fileHandleForReading.line(deadline: deadline) { lines.append(line) }
         var stderr: [String] = []
-        while let line = err.fileHandleForReading.availableLine(deadline: deadline) { stderr.append(line) }
+        while let line = await err.fileHandleForReading.line(deadline: deadline) { stderr.append(line) }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         for line in lines {

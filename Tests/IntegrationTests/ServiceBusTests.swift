@@ -27,17 +27,17 @@ import Testing
         init(
             bus: PrivateBus? = nil, state: URL? = nil, configuration: String? = nil, source: String? = "simulate",
             user: String? = nil
-        ) throws {
+        ) async throws {
             self.source = source
             self.user = user
             self.bus = try bus ?? PrivateBus()
             self.state = try state ?? TestSupport.temporaryDirectory()
             log = self.state.appendingPathComponent("beacond.log")
             self.configuration = configuration ?? TestSupport.repository("beacons.yaml")
-            try start()
+            try await start()
         }
 
-        func start() throws {
+        func start() async throws {
             let process = Process()
             let arguments = ["--bus", bus.address, "--state-dir", state.path, "--config", configuration] + (source.map { ["--source", $0] } ?? [])
             if let user {
@@ -56,7 +56,7 @@ import Testing
             try process.run()
             self.process = process
             // Wait for the real event: the name appearing on the bus.
-            let waited = try TestSupport.run(
+            let waited = try await TestSupport.run(
                 TestSupport.tool("gdbus")!, ["wait", "--address", bus.address, "--timeout", "30", Beacond.busName])
             try #require(waited.status == 0, "beacond did not take org.beacond: \(logText)")
         }
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test func aPythonClientGetsTheNearestVenue() async throws {
-        let service = try Service()
+        let service = try await Service()
         let result = try await service.python(
             """
             venue = manager.RequestNearestVenue(dbus.UInt32(20000), timeout=30)
@@ -163,7 +163,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         let result = try await service.python(
             """
             properties = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.Properties")
@@ -187,7 +187,7 @@ import Testing
     }
 
     @Test func badCallsGetTheRightErrorsAndTheServiceKeepsAnswering() async throws {
-        let service = try Service()
+        let service = try await Service()
         let unknownRegion = try service.call("RequestState", ["s", "no-such-region"])
         #expect(unknownRegion.status != 0)
         #expect(unknownRegion.stderr.contains("no region 'no-such-region' is monitored"))
@@ -225,7 +225,7 @@ import Testing
     }
 
     @Test func aClientsRegionGoesAwayWithTheClient() async throws {
-        let service = try Service()
+        let service = try await Service()
         let added = try await service.python(
             """
             path = manager.StartMonitoring("mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(1)},
@@ -263,7 +263,7 @@ import Testing
                 "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
             ])
         let monitorStart = monitor.started
-        let service = try Service(bus: bus)
+        let service = try await Service(bus: bus)
         func captured() -> String { monitor.captured }
         _ = await eventually(seconds: 20) { captured().contains("member=RegionEntered") && captured().contains("member=NearestVenueChanged") }
         let text = captured()
@@ -315,7 +315,7 @@ import Testing
     /// a client that keeps the objects from their signals sees the new name.
     @Test func aRenamedVenueAnnouncesItsName() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         let client = try DBusConnection.connect(.address(service.bus.address))
         defer { client.close() }
         let path = BusPaths.venue("coffee-bar")
@@ -362,19 +362,19 @@ import Testing
         }
         // The match rules are in place once a call sent after them is answered.
         _ = try await client.call(destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: "GetId")
-        let service = try Service(bus: bus)
+        let service = try await Service(bus: bus)
         #expect(await eventually(seconds: 20) { !seen.withLock { $0.named.isEmpty } }, "no NearestVenueChanged named a beacon: \(service.logText)")
         #expect(seen.withLock { $0.unannounced }.isEmpty, "\(seen.withLock { $0 })")
     }
 
     @Test func preferredVenueAndRegionStatesSurviveARestart() async throws {
-        let service = try Service()
+        let service = try await Service()
         #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
         _ = await eventually(seconds: 20) { service.logText.contains("region caffe-macs entered") }
         service.stop(signal: SIGKILL)
         let entersBefore = service.logText.components(separatedBy: "region caffe-macs entered").count - 1
         #expect(entersBefore == 1)
-        let again = try Service(bus: service.bus, state: service.state)
+        let again = try await Service(bus: service.bus, state: service.state)
         let preferred = try again.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
         #expect(preferred.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"coffee-bar\"")
         #expect(again.logText.contains("restored state"))
@@ -391,14 +391,14 @@ import Testing
     /// Power lost while the state file was being replaced would leave at worst
     /// the temporary file; a state file cut short some other way is reported
     /// and replaced, never fatal.
-    @Test func aTruncatedStateFileIsReportedAndReplaced() throws {
-        let service = try Service()
+    @Test func aTruncatedStateFileIsReportedAndReplaced() async throws {
+        let service = try await Service()
         #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
         service.stop(signal: SIGKILL)
         let file = service.state.appendingPathComponent("state.json")
         let saved = try Data(contentsOf: file)
         try saved.prefix(saved.count / 2).write(to: file)
-        let again = try Service(bus: service.bus, state: service.state)
+        let again = try await Service(bus: service.bus, state: service.state)
         #expect(again.logText.contains("is corrupt"), "\(again.logText)")
         #expect(again.logText.contains("starting afresh and replacing it"))
         let preferred = try again.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
@@ -409,9 +409,9 @@ import Testing
         #expect(replaced?["preferredVenue"] as? String == "counter-1", "\(String(describing: replaced))")
     }
 
-    @Test func reloadRefusesAnInvalidFileAndKeepsRunning() throws {
+    @Test func reloadRefusesAnInvalidFileAndKeepsRunning() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
         let reload = try service.call("Reload")
         #expect(reload.status != 0)
@@ -424,8 +424,9 @@ import Testing
         let configuration = try ServiceTrustTests.ownConfiguration()
         let text = try String(contentsOf: configuration, encoding: .utf8)
         try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate").utf8).write(to: configuration)
-        let service = try Service(configuration: configuration.path, source: nil)
-        #expect(service.logText.contains("beacond started: source simulate,"))
+        let service = try await Service(configuration: configuration.path, source: nil)
+        // Logged just after the bus name is taken, which is what Service waits for.
+        #expect(await eventually(seconds: 10) { service.logText.contains("beacond started: source simulate,") }, "\(service.logText)")
         try Data(text.replacingOccurrences(of: "\nsource: auto", with: "\nsource: simulate:busy").utf8).write(to: configuration)
         #expect(try service.call("Reload").status == 0)
         _ = await eventually(seconds: 10) { service.logText.contains("reloaded") }
@@ -433,7 +434,7 @@ import Testing
     }
 
     @Test func aFewThousandRandomCallsLeaveTheServiceAnswering() async throws {
-        let service = try Service()
+        let service = try await Service()
         let result = try await service.python(
             """
             import random
@@ -464,37 +465,37 @@ import Testing
         #expect(try service.call("GetRangedBeacons", ["a{sv}", "0"]).status == 0)
     }
 
-    @Test func beaconctlAnswersAndExplainsAMissingService() throws {
-        let service = try Service()
+    @Test func beaconctlAnswersAndExplainsAMissingService() async throws {
+        let service = try await Service()
         let beaconctl = TestSupport.product("beaconctl")
-        let nearest = try TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "20s", "--json"])
+        let nearest = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "20s", "--json"])
         #expect(nearest.status == 0, "\(nearest.stderr)")
         let venue = try JSONSerialization.jsonObject(with: Data(nearest.stdout.utf8)) as? [String: Any]
         #expect(venue?["source"] as? String == "ranging")
-        let regions = try TestSupport.run(beaconctl, ["regions", "--bus", service.bus.address])
+        let regions = try await TestSupport.run(beaconctl, ["regions", "--bus", service.bus.address])
         #expect(regions.stdout.contains("caffe-macs"))
         #expect(regions.stdout.contains("config"))
-        let beacons = try TestSupport.run(beaconctl, ["beacons", "--bus", service.bus.address, "--json"])
+        let beacons = try await TestSupport.run(beaconctl, ["beacons", "--bus", service.bus.address, "--json"])
         #expect(beacons.status == 0)
-        let prefer = try TestSupport.run(beaconctl, ["prefer", "--bus", service.bus.address, "nowhere"])
+        let prefer = try await TestSupport.run(beaconctl, ["prefer", "--bus", service.bus.address, "nowhere"])
         #expect(prefer.status != 0 && prefer.stderr.contains("no venue 'nowhere'"))
 
         service.stop()
-        let missing = try TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address])
+        let missing = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("beacond is not running"))
     }
 
     /// calibrate names a wrong venue at once, with the venues there are, and
     /// samples a real one; a bus beaconctl cannot reach is said once, with what to check.
-    @Test func beaconctlCalibratesAndExplainsWhatItCannotDo() throws {
-        let service = try Service()
+    @Test func beaconctlCalibratesAndExplainsWhatItCannotDo() async throws {
+        let service = try await Service()
         let beaconctl = TestSupport.product("beaconctl")
-        let unknown = try TestSupport.run(beaconctl, ["calibrate", "nowhere", "--seconds", "30", "--bus", service.bus.address])
+        let unknown = try await TestSupport.run(beaconctl, ["calibrate", "nowhere", "--seconds", "30", "--bus", service.bus.address])
         #expect(unknown.status == 1)
         #expect(unknown.stderr.contains("no venue 'nowhere' in beacons.yaml; the venues are coffee-bar, counter-1, counter-2, kaffeehaus-theke"), "\(unknown.stderr)")
         #expect(!unknown.stderr.contains("sampling") && !unknown.stderr.contains("USAGE"))
-        let calibrated = try TestSupport.run(beaconctl, ["calibrate", "counter-1", "--seconds", "2", "--json", "--bus", service.bus.address])
+        let calibrated = try await TestSupport.run(beaconctl, ["calibrate", "counter-1", "--seconds", "2", "--json", "--bus", service.bus.address])
         #expect(calibrated.status == 0, "\(calibrated.stderr)")
         let line = try JSONSerialization.jsonObject(with: Data(calibrated.stdout.utf8)) as? [String: Any]
         #expect(line?["venue"] as? String == "counter-1")
@@ -502,7 +503,7 @@ import Testing
         #expect((line?["measured_power"] as? Int).map { (-100 ... -20).contains($0) } == true, "\(calibrated.stdout)")
 
         let nowhere = "unix:path=\(try TestSupport.temporaryDirectory().path)/no-bus"
-        let unreachable = try TestSupport.run(beaconctl, ["nearest", "--bus", nowhere])
+        let unreachable = try await TestSupport.run(beaconctl, ["nearest", "--bus", nowhere])
         #expect(unreachable.status == 1)
         #expect(unreachable.stderr.contains("cannot connect to the bus at \(nowhere): "), "\(unreachable.stderr)")
         #expect(unreachable.stderr.components(separatedBy: "cannot connect").count == 2)
@@ -562,7 +563,7 @@ import Testing
         }
         let capture = directory.appendingPathComponent("dense.txt").path
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: capture))
-        let service = try Service(configuration: configuration.path, source: "replay:\(capture)@max")
+        let service = try await Service(configuration: configuration.path, source: "replay:\(capture)@max")
         try await MQTTBrokerTests.waitForLog(service, timeout: 120) { $0.contains("region cafe exited") }
         let log = service.logText
         let ended = try #require(log.range(of: "source replay:\(capture)@max ended"), "\(log)")
@@ -595,7 +596,7 @@ import Testing
         ).write(to: configuration)
         let bus = try PrivateBus()
         let monitor = try await BusMonitor(bus, rules: ["type='signal',interface='\(Beacond.Manager1.name)'"])
-        let service = try Service(
+        let service = try await Service(
             bus: bus, configuration: configuration.path,
             source: "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@4")
 

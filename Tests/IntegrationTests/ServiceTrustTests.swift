@@ -33,7 +33,7 @@ import Testing
 
     @Test func everyReloadReexportsRegionsWithTheRightProperties() async throws {
         let configuration = try Self.ownConfiguration()
-        let service = try Service(configuration: configuration.path)
+        let service = try await Service(configuration: configuration.path)
         let original = try String(contentsOf: configuration, encoding: .utf8)
         // espresso-bar loses its major; kaffeehaus gains one.
         let reshaped = original
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func pipelinedCallsCannotPassTheRegionBounds() async throws {
-        let service = try Service()
+        let service = try await Service()
         let result = try await service.python(
             """
             import dbus.lowlevel
@@ -109,7 +109,7 @@ import Testing
                 at: Timestamp(microsecondsSinceEpoch: stored &- BtsnoopFormat.epochOffset))
         }
         try Data(writer.bytes).write(to: capture)
-        let service = try Service(source: "replay:\(capture.path)@max")
+        let service = try await Service(source: "replay:\(capture.path)@max")
         _ = await eventually(seconds: 20) { service.logText.contains(" ended: ") }
         #expect(service.logText.contains("ended: replayed 6 HCI events"), "\(service.logText)")
         let answer = try service.call("GetRangedBeacons", ["a{sv}", "0"])
@@ -165,7 +165,7 @@ import Testing
         let capture = try Self.floodCapture(rate: rate, seconds: seconds)
         let bus = try PrivateBus()
         let monitor = try await ServiceBusTests.BusMonitor(bus, rules: ["type='signal',sender='\(Beacond.busName)'"])
-        let service = try Service(bus: bus, source: "replay:\(capture.path)")
+        let service = try await Service(bus: bus, source: "replay:\(capture.path)")
         let watched = try await service.python(
             """
             import time

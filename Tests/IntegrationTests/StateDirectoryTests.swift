@@ -20,8 +20,8 @@ struct StateDirectoryTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func aSaveThatFailsIsRefusedSaidOnceAndTheValueKeptOnlyOnceSaved() throws {
-        let service = try Service(user: "beacond")
+    @Test func aSaveThatFailsIsRefusedSaidOnceAndTheValueKeptOnlyOnceSaved() async throws {
+        let service = try await Service(user: "beacond")
         #expect(chmod(service.state.path, 0o500) == 0)
         for venue in ["counter-2", "coffee-bar"] {
             let refused = try service.call("SetPreferredVenue", ["s", venue])
@@ -34,12 +34,12 @@ struct StateDirectoryTests {
         #expect(chmod(service.state.path, 0o700) == 0)
         #expect(try service.call("SetPreferredVenue", ["s", "counter-2"]).status == 0)
         service.stop()
-        try service.start()
+        try await service.start()
         #expect(try Self.preferredVenue(service) == "s \"counter-2\"")
     }
 
     @Test func aClientIsToldStateNotSavedAndNothingChanges() async throws {
-        let service = try Service(user: "beacond")
+        let service = try await Service(user: "beacond")
         #expect(chmod(service.state.path, 0o500) == 0)
         let client = try await BeaconClient.connect(bus: .address(service.bus.address))
         do {
@@ -51,13 +51,13 @@ struct StateDirectoryTests {
         #expect(try await client.status().preferredVenue == nil)
     }
 
-    @Test func aPlantedTemporaryFileIsNeverWrittenThrough() throws {
+    @Test func aPlantedTemporaryFileIsNeverWrittenThrough() async throws {
         let state = try TestSupport.temporaryDirectory()
         let victim = try TestSupport.temporaryDirectory().appendingPathComponent("victim")
         try Data("untouched".utf8).write(to: victim)
         try FileManager.default.createSymbolicLink(
             atPath: state.appendingPathComponent("state.json.tmp").path, withDestinationPath: victim.path)
-        let service = try Service(state: state)
+        let service = try await Service(state: state)
         #expect(try service.call("SetPreferredVenue", ["s", "counter-2"]).status == 0)
         #expect(try String(contentsOf: victim, encoding: .utf8) == "untouched")
         let saved = try String(contentsOf: service.state.appendingPathComponent("state.json"), encoding: .utf8)

@@ -78,7 +78,17 @@ public final class PrivateBus: @unchecked Sendable {
 }
 
 extension FileHandle {
-    /// Reads up to a newline, giving up at `deadline`.
+    /// Reads up to a newline, giving up at `deadline`, on a thread of its own:
+    /// a wait of seconds on the test pool's thread (one per core) would hold
+    /// back every other test's deadline.
+    public func line(deadline: DispatchTime) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.availableLine(deadline: deadline)) }.start()
+        }
+    }
+
+    /// Reads up to a newline, giving up at `deadline`, on the calling thread:
+    /// for a wait of milliseconds (dbus-daemon printing its address).
     public func availableLine(deadline: DispatchTime) -> String? {
         var bytes: [UInt8] = []
         let descriptor = fileDescriptor
