@@ -12,7 +12,7 @@ struct Beaconctl: AsyncParsableCommand {
         abstract: "Ask beacond which venue is nearest, which beacons it ranges, which regions it monitors.",
         subcommands: [
             NearestCommand.self, BeaconsCommand.self, RegionsCommand.self, MonitorCommand.self, PreferCommand.self,
-            CalibrateCommand.self, MqttCommand.self,
+            CalibrateCommand.self, MqttCommand.self, ReloadCommand.self,
         ]
     )
 }

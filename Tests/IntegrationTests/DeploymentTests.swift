@@ -15,6 +15,13 @@ import Testing
         return keys
     }
 
+    /// The unit with ExecStart and ExecReload pointing at the built programs
+    /// (the build machine has no package installed).
+    static func withBuiltPrograms(_ unit: String) -> String {
+        ["beacond", "beaconctl"].reduce(unit) { $0.replacingOccurrences(of: "/usr/bin/\($1)\n", with: TestSupport.product($1) + "\n")
+            .replacingOccurrences(of: "/usr/bin/\($1) ", with: TestSupport.product($1) + " ") }
+    }
+
     /// `systemd-analyze verify` passes with nothing to say, once ExecStart
     /// points at a built beacond (the build machine has no package installed).
     @Test func systemdVerifiesTheUnitWithoutAWord() throws {
@@ -23,8 +30,7 @@ import Testing
         let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/bin/beacond "))
         let path = directory.appendingPathComponent("beacond.service").path
-        try Data(unit.replacingOccurrences(of: "/usr/bin/beacond", with: TestSupport.product("beacond")).utf8)
-            .write(to: URL(fileURLWithPath: path))
+        try Data(Self.withBuiltPrograms(unit).utf8).write(to: URL(fileURLWithPath: path))
         let result = try TestSupport.run(TestSupport.tool("systemd-analyze")!, ["verify", path])
         #expect(result.status == 0)
         #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(result.stdout)\(result.stderr)")
@@ -36,8 +42,7 @@ import Testing
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let unit = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond.service"), encoding: .utf8)
-        try Data(unit.replacingOccurrences(of: "/usr/bin/beacond", with: TestSupport.product("beacond")).utf8)
-            .write(to: directory.appendingPathComponent("beacond.service"))
+        try Data(Self.withBuiltPrograms(unit).utf8).write(to: directory.appendingPathComponent("beacond.service"))
         let dropIns = directory.appendingPathComponent("beacond.service.d")
         try FileManager.default.createDirectory(at: dropIns, withIntermediateDirectories: true)
         let dropIn = try String(contentsOfFile: TestSupport.repository("dist/systemd/beacond-mqtt.conf"), encoding: .utf8)
@@ -60,7 +65,7 @@ import Testing
             "Description": "beacond: iBeacon region monitoring, ranging and nearest venue",
             "After": "dbus.service bluetooth.service", "Wants": "bluetooth.service",
             "Type": "dbus", "BusName": Beacond.busName,
-            "ExecStart": "/usr/bin/beacond --config /etc/beacond/beacons.yaml", "ExecReload": "/bin/kill -HUP $MAINPID",
+            "ExecStart": "/usr/bin/beacond --config /etc/beacond/beacons.yaml", "ExecReload": "/usr/bin/beaconctl reload",
             "User": "beacond", "Group": "beacond",
             "AmbientCapabilities": "CAP_NET_RAW CAP_NET_ADMIN", "CapabilityBoundingSet": "CAP_NET_RAW CAP_NET_ADMIN",
             "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",

@@ -419,6 +419,24 @@ import Testing
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
     }
 
+    /// `beaconctl reload`, the unit's ExecReload: exit 0 when the file is
+    /// taken, else non-zero with its problems, so `systemctl reload` fails.
+    @Test func beaconctlReloadSaysWhetherTheFileWasTaken() async throws {
+        let configuration = try ServiceTrustTests.ownConfiguration()
+        let service = try await Service(configuration: configuration.path)
+        let beaconctl = TestSupport.product("beaconctl")
+        let taken = try await TestSupport.run(beaconctl, ["reload", "--bus", service.bus.address])
+        #expect(taken.status == 0 && taken.stdout.contains("beacond reloaded beacons.yaml"), "\(taken.stderr)")
+        #expect(await eventually { service.logText.contains("reloaded \(configuration.path)") }, "\(service.logText)")
+        let valid = try String(contentsOf: configuration, encoding: .utf8)
+        try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
+        let refused = try await TestSupport.run(beaconctl, ["reload", "--bus", service.bus.address])
+        #expect(refused.status == 1, "\(refused.stdout)")
+        #expect(refused.stderr.contains("beacons.yaml:3: regions[0].uuid"), "\(refused.stderr)")
+        try Data(valid.utf8).write(to: configuration)
+        #expect(try await TestSupport.run(beaconctl, ["reload", "--bus", service.bus.address, "--json"]).stdout == "{\"reloaded\":true}\n")
+    }
+
     /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
     @Test func aReloadSaysAChangedSourceWaitsForARestart() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
