@@ -4,8 +4,10 @@
 # (its Depends from Debian's archive), then checks the installed files, runs
 # the installed service as user beacond on the root's own system bus with the
 # installed policy until `beaconctl nearest` answers from the simulated café,
-# and reinstalls (keeping an edited conffile), removes and purges it. One
-# line per check; exits non-zero if any fails.
+# reinstalls it (keeping an edited conffile), boots the root with Debian's
+# systemd under qemu to run the installed unit as systemd does
+# (systemd-guest.sh; skipped, saying why, where qemu cannot run), then
+# removes and purges it. One line per check; exits non-zero if any fails.
 #
 #   Tests/Package/run.sh [--prebuilt]     (--prebuilt goes to scripts/package.sh)
 #
@@ -170,6 +172,80 @@ stops() {
 }
 check "beacond stops cleanly on SIGTERM and keeps its state in $state" stops
 kill "$bus_pid"
+
+# The same root booted with Debian's systemd as PID 1 (qemu with Debian's
+# kernel, as Tests/RealStack): the installed unit as systemd runs it.
+# systemd-guest.sh runs the checks inside, from a oneshot unit, prints them on
+# the console and powers off.
+under_systemd() {
+    local guest_dir=/usr/local/lib/beacond-checks units=$rootfs/etc/systemd/system
+    # systemd as init; bluetoothd and python for the controller on /dev/vhci.
+    in_root apt-get -o APT::Keep-Downloaded-Packages=true install -y -q --no-install-recommends systemd-sysv bluez python3 \
+        >"$out/systemd-sysv.log" 2>&1 || { tail -5 "$out/systemd-sysv.log"; return 1; }
+    mkdir -p "$rootfs$guest_dir" "$units/beacond.service.d"
+    cp Tests/Package/systemd-guest.sh Tests/RealStack/vhci_controller.py "$rootfs$guest_dir/"
+    # No radio in the guest: the simulated café, as the run above.
+    cat >"$units/beacond.service.d/source.conf" <<EOF
+[Service]
+ExecStart=
+ExecStart=$exec_start --source simulate:cafe
+EOF
+    cat >"$units/beacond-systemd-checks.service" <<EOF
+[Unit]
+Description=beacond under systemd: the package test's checks
+After=multi-user.target
+[Service]
+Type=oneshot
+TimeoutStartSec=infinity
+ExecStart=$guest_dir/systemd-guest.sh
+StandardOutput=journal+console
+[Install]
+WantedBy=multi-user.target
+EOF
+    ln -sf /etc/systemd/system/beacond-systemd-checks.service "$units/multi-user.target.wants/"
+    # The kernel's modules for the controller on /dev/vhci (the guest's root is this one, not the host's).
+    local kernel_tree=${guest_kernel%/boot/*} modules=lib/modules/$guest_abi file
+    mkdir -p "$rootfs/$modules"
+    cp "$kernel_tree/$modules"/modules.* "$rootfs/$modules/"
+    for file in $(modprobe -d "$kernel_tree" -S "$guest_abi" --show-depends hci_vhci | awk '$1 == "insmod" { print $2 }'); do
+        install -D -m 0644 "$file" "$rootfs/$modules/kernel/${file#*/kernel/}"
+    done
+    # The guest gets the root as it is, not the host's /proc and /dev mounted into it.
+    unmount
+    echo "package: booting the root with systemd under qemu (TCG)" >&2
+    PATH=$guest_venv/bin:$PATH timeout 600 vng --run "$guest_kernel" --disable-kvm \
+        --qemu-opts="-accel tcg,tb-size=256" --memory 512M --cpus 2 --root "$rootfs" --rw --systemd 2>&1 |
+        cat >"$out/systemd-console.log"
+    mount -t proc proc "$rootfs/proc"
+    mount --bind /dev "$rootfs/dev"
+    mount --bind /dev/pts "$rootfs/dev/pts"
+    mount --bind "$cache/archives" "$rootfs/var/cache/apt/archives"
+    rm -rf "$rootfs$guest_dir" "$rootfs/lib/modules" "$units/beacond.service.d" "$units/beacond-systemd-checks.service" \
+        "$units/multi-user.target.wants/beacond-systemd-checks.service"
+    # The checks' lines, from the console (the guest's shell prompt may come before one).
+    grep -a 'systemd-guest\.sh\[[0-9]*\]: ' "$out/systemd-console.log" |
+        sed 's/.*systemd-guest\.sh\[[0-9]*\]: //' | tr -d '\r' >"$out/systemd-checks"
+}
+# shellcheck source=Tests/RealStack/qemu-guest.sh
+source Tests/RealStack/qemu-guest.sh
+if ! guest_prepare "$root" kmod; then
+    echo "package: SKIPPED the checks under systemd: $guest_problem" >&2
+elif under_systemd && [[ -s $out/systemd-checks ]]; then
+    while IFS= read -r line; do
+        case $line in
+            "ok "*) echo "ok: systemd: ${line#ok }"; passed=$((passed + 1)) ;;
+            "FAIL "*) echo "FAIL: systemd: ${line#FAIL }"; failed=$((failed + 1)) ;;
+            done) ;;
+            *) echo "$line" ;;
+        esac
+    done <"$out/systemd-checks"
+    grep -qx done "$out/systemd-checks" ||
+        { echo "FAIL: systemd: the guest stopped before its last check; $out/systemd-console.log"; failed=$((failed + 1)); }
+else
+    echo "FAIL: systemd: the guest reported nothing; the end of $out/systemd-console.log:"
+    tail -20 "$out/systemd-console.log" | sed 's/^/    /'
+    failed=$((failed + 1))
+fi
 
 check "apt remove: the programs go, the conffiles stay" in_root sh -c \
     'apt-get remove -y -q beacond && ! test -e /usr/bin/beacond && test -e /etc/beacond/beacons.yaml'

@@ -14,69 +14,17 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 cache=$root/.build-realstack
 
-# Pinned: the kernel the figures in docs/real-stack.md were taken with. If
-# Debian has since replaced it (bookworm point releases do), the exact package
-# the linux-image-amd64 metapackage names today is used instead, and said.
-kernel_abi=${REALSTACK_KERNEL:-6.1.0-56-amd64}
-virtme_ng_version=1.42
-
 skip() {
     echo "realstack: SKIPPED: $*" >&2
     echo "realstack: 0 passed, 0 failed, 1 skipped"
     exit 0
 }
 
-[[ $(uname -m) == x86_64 ]] || skip "the harness boots an amd64 Debian kernel; this machine is $(uname -m)"
-[[ $(uname -s) == Linux ]] || skip "needs Linux"
-
-# The host's packages: qemu, btvirt, bluetoothd/btmon/hciconfig, a venv for virtme-ng.
-packages=(qemu-system-x86 bluez-test-tools bluez python3-venv util-linux busybox-static bc)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-    if [[ $(id -u) -ne 0 ]]; then
-        skip "not root and missing ${missing[*]} (sudo apt-get install ${missing[*]})"
-    fi
-    echo "realstack: installing ${missing[*]}" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not installed"
-[[ $(id -u) -eq 0 ]] || skip "the guest shares this machine's / and needs root to load modules and run bluetoothd; run as root"
-
-mkdir -p "$cache"
-# The kernel: one exact package name, never a glob (a glob pulls ~1.6 GB).
-kernel_dir=$cache/linux-$kernel_abi
-if [[ ! -e $kernel_dir/boot/vmlinuz-$kernel_abi ]]; then
-    (
-        cd "$cache"
-        # A machine whose package lists were never fetched knows no package yet.
-        apt-get download "linux-image-$kernel_abi" >/dev/null 2>&1 || apt-get update -qq
-        if ! apt-get download "linux-image-$kernel_abi" >/dev/null 2>download.log; then
-            current=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: linux-image-\(.*-amd64\)$/\1/p' | head -1)
-            [[ -n $current ]] || { cat download.log >&2; exit 1; }
-            echo "realstack: linux-image-$kernel_abi is no longer in the archive; using linux-image-$current (set REALSTACK_KERNEL=$current and update run.sh)" >&2
-            echo "$current" >kernel-abi
-            apt-get download "linux-image-$current" >/dev/null
-        fi
-    ) || skip "cannot download the kernel package (no network?)"
-    [[ -e $cache/kernel-abi ]] && kernel_abi=$(cat "$cache/kernel-abi") && kernel_dir=$cache/linux-$kernel_abi
-    deb=$(ls "$cache"/linux-image-"${kernel_abi}"_*.deb)
-    rm -rf "$kernel_dir" && mkdir -p "$kernel_dir"
-    dpkg-deb -x "$deb" "$kernel_dir"
-    rm -f "$deb"
-fi
-[[ -e $cache/kernel-abi ]] && kernel_abi=$(cat "$cache/kernel-abi") && kernel_dir=$cache/linux-$kernel_abi
-
-# virtme-ng from PyPI, pinned, in a venv of Debian's python (vng execs virtme-run from PATH).
-venv=$cache/venv
-if [[ ! -x $venv/bin/vng ]]; then
-    rm -rf "$venv"
-    /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "virtme-ng==$virtme_ng_version" || skip "cannot install virtme-ng $virtme_ng_version from PyPI"
-fi
+# qemu, Debian's kernel and virtme-ng; here also btvirt, bluetoothd/btmon/hciconfig.
+# shellcheck source=Tests/RealStack/qemu-guest.sh
+source Tests/RealStack/qemu-guest.sh
+guest_prepare "$root" bluez-test-tools bluez util-linux bc || skip "$guest_problem"
+kernel_abi=$guest_abi
 
 bin=$(swift build --show-bin-path)
 [[ -x $bin/beacond && -x $bin/beaconctl ]] || { echo "realstack: build beacond first (swift build)" >&2; exit 1; }
@@ -88,7 +36,7 @@ started=$(date +%s.%N)
 # TCG, not KVM: this kind of machine's /dev/kvm is not hardware virtualisation.
 # Piped through cat: redirected to a file, vng loses the start of the log.
 set +e
-PATH=$venv/bin:$PATH timeout 1200 vng --run "$kernel_dir/boot/vmlinuz-$kernel_abi" --disable-kvm \
+PATH=$guest_venv/bin:$PATH timeout 1200 vng --run "$guest_kernel" --disable-kvm \
     --qemu-opts="-accel tcg,tb-size=256" --memory 512M --cpus 2 --rwdir="$out" \
     --exec "$root/Tests/RealStack/guest.sh $out $bin $root ${*:-all}" 2>&1 | cat >"$out/console.log" &
 vm=$!
