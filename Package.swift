@@ -18,7 +18,7 @@ import PackageDescription
 /// - `BeaconClient`: a Swift client of beacond: typed calls and async sequences.
 /// - `DBus`: a general libdbus-1 binding (objects, properties, signals, client calls).
 /// - `BeaconMQTT`: the MQTT publisher (topics, payloads, Home Assistant discovery, pure) on libmosquitto.
-/// - `CBluetooth`, `CDBus`, `CLibYAML`, `CMosquitto`: BlueZ's libbluetooth, libdbus-1, libyaml and libmosquitto, linked for real.
+/// - `CBluetooth`, `CDBus`, `CLibYAML`, `CMosquitto`, `CSystemd`: BlueZ's libbluetooth, libdbus-1, libyaml, libmosquitto and libsystemd, linked for real.
 /// - `beacond`, `beaconctl`: the service and its client.
 let package = Package(
     name: "beacond",
@@ -64,6 +64,11 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .systemLibrary(
             name: "CMosquitto",
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
@@ -89,6 +94,7 @@ let package = Package(
             name: "BeaconService",
             dependencies: [
                 "BeaconCore", "BeaconConfiguration", "BeaconSources", "BeaconMQTT", "BeaconFiles", "DBus", "BeacondAPI", "BeacondBus",
+                "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -8,6 +8,7 @@ packages=(
     pkg-config
     libbluetooth-dev   # BlueZ's libbluetooth (hci source)
     libdbus-1-dev      # libdbus-1 (the D-Bus service and client)
+    libsystemd-dev     # libsystemd (sd_notify: the unit's watchdog and status)
     libyaml-dev        # libyaml (beacons.yaml and scenarios)
     dbus-daemon        # private buses in tests
     dbus-bin           # dbus-send, dbus-monitor

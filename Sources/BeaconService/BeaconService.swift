@@ -144,6 +144,8 @@ public final class BeaconService: Service, Sendable {
         }
         defer { bus?.connection.close() }
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
+        var systemd = SystemdNotifier()
+        systemd.status(availability)
 
         /// Availability changes not yet signalled: sent once the snapshot with
         /// the new `Available` is published, so a caller reacting to the
@@ -153,6 +155,7 @@ public final class BeaconService: Service, Sendable {
         /// property and the AvailabilityChanged signal.
         func announce(_ now: Bool, _ reason: String) {
             if now { logger.notice("scanning: \(reason)") } else { logger.warning("not scanning: \(reason)") }
+            systemd.status(now ? reason : "not scanning: \(reason)")
             available = now
             availability = reason
             announcements.append((now, reason))
@@ -242,6 +245,7 @@ public final class BeaconService: Service, Sendable {
             announcements.removeAll()
             report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
+            systemd.alive(at: ServiceClock.now())
             if let failure {
                 // Stopping lets systemd try again (Restart=on-failure) once the
                 // adapter, the permission or bluetoothd is there; staying up would

@@ -66,6 +66,7 @@ import Testing
             "After": "dbus.service bluetooth.service", "Wants": "bluetooth.service",
             "Type": "dbus", "BusName": Beacond.busName,
             "ExecStart": "/usr/bin/beacond --config /etc/beacond/beacons.yaml", "ExecReload": "/usr/bin/beaconctl reload",
+            "WatchdogSec": "30s", "NotifyAccess": "main",
             "User": "beacond", "Group": "beacond",
             "AmbientCapabilities": "CAP_NET_RAW CAP_NET_ADMIN", "CapabilityBoundingSet": "CAP_NET_RAW CAP_NET_ADMIN",
             "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
@@ -79,6 +80,48 @@ import Testing
         #expect(unit == expected)
         // A private network namespace has no Bluetooth sockets.
         #expect(unit["PrivateNetwork"] == nil)
+    }
+
+    /// Under a unit with WatchdogSec=, beacond's main loop says it is alive
+    /// (WATCHDOG=1) at half the interval, and says what it does (STATUS=),
+    /// on a real datagram socket where $NOTIFY_SOCKET says, as systemd's is
+    /// (here python's). The unit itself is tried under systemd by the package test.
+    @Test func beacondTellsSystemdItIsAliveAndWhatItDoes() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("notify").path
+        let receiver = Process()
+        let heard = Pipe()
+        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        receiver.arguments = ["-c", """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            s.bind(sys.argv[1])
+            print("ready", flush=True)
+            while True:
+                print(s.recv(4096).decode().replace("\\n", "|"), flush=True)
+            """, socket]
+        receiver.standardOutput = heard
+        try receiver.run()
+        defer { receiver.killAndWait() }
+        #expect(await heard.fileHandleForReading.line(deadline: .now() + 10) == "ready")
+        let beacond = Process()
+        beacond.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        beacond.arguments = ["--config", TestSupport.repository("beacons.yaml"), "--bus", "none", "--source", "simulate", "--state-dir", directory.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = socket
+        environment["WATCHDOG_USEC"] = "400000"
+        beacond.environment = environment
+        beacond.standardError = FileHandle.nullDevice
+        try beacond.run()
+        defer { beacond.killAndWait() }
+        var lines: [String] = []
+        let deadline = DispatchTime.now() + 20
+        while lines.filter({ $0 == "WATCHDOG=1" }).count < 3, let line = await heard.fileHandleForReading.line(deadline: deadline) {
+            lines.append(line)
+        }
+        #expect(lines.filter { $0 == "WATCHDOG=1" }.count >= 3, "\(lines)")
+        #expect(lines.first == "STATUS=scanning with simulate", "\(lines)")
     }
 
     @Test func activationStartsTheUnitAsBeacond() throws {

@@ -2,7 +2,7 @@
 # Runs inside the qemu guest that Tests/Package/run.sh boots from the package
 # test's Debian root, with Debian's systemd as PID 1 and its system bus: the
 # installed beacond.service as systemd runs it (Type=dbus, the account, the
-# capabilities and hardening, StateDirectory, reload, restarts and the exit
+# capabilities and hardening, StateDirectory, reload, restarts, the watchdog and the exit
 # statuses that stop them, D-Bus activation, and both radio sources ranging a
 # controller on /dev/vhci through the kernel and bluetoothd). Started by
 # beacond-systemd-checks.service once the system is up; prints "ok NAME (s)" /
@@ -109,6 +109,18 @@ restarted_after_kill() {
     within 30 restarts_at_least $((restarts + 1)) && within 30 state_is active/running || return 1
     [[ $(main_pid) != "$before" ]]
 }
+# Stopped (SIGSTOP), its main loop no longer says it is alive: after
+# WatchdogSec= (30 s) systemd aborts it and starts it again.
+restarted_by_the_watchdog() {
+    local restarts
+    restarts=$(property NRestarts)
+    systemctl kill --signal=STOP "$unit"
+    within 90 restarts_at_least $((restarts + 1)) && within 30 state_is active/running || return 1
+    journal_says "Watchdog timeout"
+}
+says_what_it_does() {
+    [[ $(property StatusText) == "scanning with simulate:cafe" ]] || { echo "Status: $(property StatusText)"; return 1; }
+}
 # A source that cannot start: EX_UNAVAILABLE (69) is tried again, EX_CONFIG (78) is not.
 retried_without_a_radio() {
     source_dropin --source hci
@@ -177,6 +189,8 @@ check "StateDirectory-0750-beacond-holds-state.json" within 60 state_directory
 check "systemctl-reload-reloads-beacons.yaml" reloaded
 check "systemctl-reload-of-an-invalid-file-fails-and-beacond-runs-on" reload_refused
 check "killed-it-is-restarted" restarted_after_kill
+check "systemctl-status-says-scanning-with-simulate:cafe" says_what_it_does
+check "stopped-the-watchdog-restarts-it" restarted_by_the_watchdog
 check "no-radio-exit-69-is-retried" retried_without_a_radio
 check "a-missing-replay-file-exit-78-is-not-retried" not_retried_with_a_broken_file
 source_dropin --source simulate:cafe
