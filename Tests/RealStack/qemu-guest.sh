@@ -19,7 +19,7 @@ guest_prepare() {
     shift
     [[ $(uname -m) == x86_64 ]] || { guest_problem="the guest boots an amd64 Debian kernel; this machine is $(uname -m)"; return 1; }
     [[ $(uname -s) == Linux ]] || { guest_problem="needs Linux"; return 1; }
-    local packages=(qemu-system-x86 python3-venv busybox-static "$@") missing=() package
+    local packages=(qemu-system-x86 python3-venv busybox-static kmod "$@") missing=() package
     for package in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
     done
@@ -27,7 +27,8 @@ guest_prepare() {
         [[ $(id -u) -eq 0 ]] || { guest_problem="not root and missing ${missing[*]} (sudo apt-get install ${missing[*]})"; return 1; }
         echo "guest: installing ${missing[*]}" >&2
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+            { guest_problem="cannot install ${missing[*]}"; return 1; }
     fi
     command -v qemu-system-x86_64 >/dev/null || { guest_problem="qemu-system-x86_64 is not installed"; return 1; }
     [[ $(id -u) -eq 0 ]] || { guest_problem="the guest needs root to share a root filesystem, load modules and run daemons; run as root"; return 1; }
@@ -56,8 +57,11 @@ guest_prepare() {
         local deb
         deb=$(ls "$cache"/linux-image-"${guest_abi}"_*.deb)
         rm -rf "$kernel_dir" && mkdir -p "$kernel_dir"
-        dpkg-deb -x "$deb" "$kernel_dir"
+        dpkg-deb -x "$deb" "$kernel_dir" || { guest_problem="cannot unpack $deb"; return 1; }
         rm -f "$deb"
+        # A kernel package carries no modules.dep: made here, so modprobe finds
+        # the modules before any guest has booted (virtme-ng would make it then).
+        depmod -b "$kernel_dir" "$guest_abi" || { guest_problem="depmod failed for $guest_abi"; return 1; }
     fi
     guest_kernel=$kernel_dir/boot/vmlinuz-$guest_abi
 
@@ -65,8 +69,9 @@ guest_prepare() {
     guest_venv=$cache/venv
     if [[ ! -x $guest_venv/bin/vng ]]; then
         rm -rf "$guest_venv"
-        /usr/bin/python3 -m venv "$guest_venv"
+        /usr/bin/python3 -m venv "$guest_venv" || { guest_problem="cannot make a venv with /usr/bin/python3"; return 1; }
         "$guest_venv/bin/pip" install -q "virtme-ng==$guest_virtme_ng_version" ||
             { guest_problem="cannot install virtme-ng $guest_virtme_ng_version from PyPI"; return 1; }
     fi
+    [[ -f $guest_kernel && -x $guest_venv/bin/vng ]] || { guest_problem="no kernel at $guest_kernel or no vng in $guest_venv"; return 1; }
 }
