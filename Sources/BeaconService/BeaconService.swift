@@ -155,7 +155,7 @@ public final class BeaconService: Service, Sendable {
         /// property and the AvailabilityChanged signal.
         func announce(_ now: Bool, _ reason: String) {
             if now { logger.notice("scanning: \(reason)") } else { logger.warning("not scanning: \(reason)") }
-            systemd.status(now ? reason : "not scanning: \(reason)")
+            systemd.status(now ? "scanning: \(reason)" : "not scanning: \(reason)")
             available = now
             availability = reason
             announcements.append((now, reason))
@@ -245,7 +245,15 @@ public final class BeaconService: Service, Sendable {
             announcements.removeAll()
             report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
-            systemd.alive(at: ServiceClock.now())
+            switch systemd.alive(at: ServiceClock.now(), bus: bus?.connection.executor.progress) {
+            case .stuck(let waited):
+                logger.critical(
+                    "the D-Bus thread has left its work waiting for \(waited.tenthsText): no longer telling systemd's watchdog that beacond is alive, so that it restarts beacond")
+            case .unstuck:
+                logger.warning("the D-Bus thread takes its work again: telling systemd's watchdog that beacond is alive again")
+            case .ping, .wait, nil:
+                break
+            }
             if let failure {
                 // Stopping lets systemd try again (Restart=on-failure) once the
                 // adapter, the permission or bluetoothd is there; staying up would

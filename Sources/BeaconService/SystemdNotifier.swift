@@ -1,26 +1,32 @@
 import BeaconCore
 import CSystemd
+import DBus
 
 /// What systemd hears from beacond over `$NOTIFY_SOCKET` (sd_notify): the
-/// watchdog's "alive" from the main loop, at half the unit's `WatchdogSec=`,
-/// so a loop that wedges is killed and restarted instead of holding the bus
+/// watchdog's "alive", paced by `WatchdogPacing`, so a main loop or D-Bus
+/// thread that wedges is killed and restarted instead of holding the bus
 /// name and answering nothing; and a status line for `systemctl status`.
 /// Outside systemd (no `$NOTIFY_SOCKET`) every call does nothing.
 struct SystemdNotifier {
-    /// Half the watchdog's interval, or nil when the unit sets none.
-    private let pingInterval: Duration?
-    private var lastPing: Timestamp?
+    /// Nil when the unit sets no `WatchdogSec=`.
+    private var pacing: WatchdogPacing?
 
     init() {
         var microseconds: UInt64 = 0
-        pingInterval = sd_watchdog_enabled(0, &microseconds) > 0 ? .microseconds(Int64(microseconds / 2)) : nil
+        if sd_watchdog_enabled(0, &microseconds) > 0 {
+            pacing = WatchdogPacing(interval: .microseconds(Int64(microseconds / 2)))
+        }
     }
 
-    /// Called once per pass of the main loop, which the ticker wakes every 200 ms.
-    mutating func alive(at now: Timestamp) {
-        guard let pingInterval, lastPing.map({ now - $0 >= pingInterval }) ?? true else { return }
-        sd_notify(0, "WATCHDOG=1")
-        lastPing = now
+    /// Called once per pass of the main loop, which the ticker wakes every
+    /// 200 ms; says what it did, for the log (nil without a watchdog).
+    mutating func alive(at now: Timestamp, bus: DBusEventLoop.Progress?) -> WatchdogPacing.Step? {
+        guard let step = pacing?.pass(at: now, bus: bus) else { return nil }
+        switch step {
+        case .ping, .unstuck: sd_notify(0, "WATCHDOG=1")
+        case .wait, .stuck: break
+        }
+        return step
     }
 
     /// `systemctl status`'s "Status:" line: one line, as systemd shows it.

@@ -44,6 +44,21 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
         var wakeArmed = false
         /// Whether a thread is running the jobs that came after closing.
         var draining = false
+        /// Batches of work the thread has taken (`Progress`).
+        var batchesTaken: UInt64 = 0
+    }
+
+    /// How far the thread has got, for a watchdog on another thread: work
+    /// that stays waiting while `batchesTaken` stands still means the thread
+    /// is stuck (in a handler, in libdbus), not idle.
+    public struct Progress: Sendable, Hashable {
+        public var batchesTaken: UInt64
+        public var workWaiting: Bool
+
+        public init(batchesTaken: UInt64, workWaiting: Bool) {
+            self.batchesTaken = batchesTaken
+            self.workWaiting = workWaiting
+        }
     }
 
     /// What the loop does each round on its thread, given the wake-up
@@ -79,6 +94,11 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
 
     /// `open`, `closing` or `closed`; any thread.
     public var state: State { mailbox.withLock { $0.state } }
+
+    /// Any thread.
+    public var progress: Progress {
+        mailbox.withLock { Progress(batchesTaken: $0.batchesTaken, workWaiting: !$0.work.isEmpty) }
+    }
 
     /// Whether the caller runs on this loop (its thread, or the thread
     /// draining jobs after close); any thread.
@@ -222,6 +242,7 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
         while true {
             let (work, state) = mailbox.withLock { mailbox in
                 defer { mailbox.work.removeAll(); mailbox.wakeArmed = false }
+                if !mailbox.work.isEmpty { mailbox.batchesTaken &+= 1 }
                 return (mailbox.work, mailbox.state)
             }
             run(work)
