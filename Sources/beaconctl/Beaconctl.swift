@@ -28,6 +28,11 @@ struct BusOptions: ParsableArguments {
     func client() async throws(BeacondError) -> BeaconClient {
         try await BeaconClient.connect(bus: BeaconClient.Bus(argument: bus))
     }
+
+    /// Prints a command's answer: the JSON object with `--json`, else the text.
+    func answer(json object: @autoclosure () -> Any, text: @autoclosure () -> String) {
+        print(json ? Output.json(object()) : text())
+    }
 }
 
 extension DBusValue {

@@ -57,10 +57,10 @@ struct RegionsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let regions = try await options.client().regions()
-        if options.json {
-            print(Output.json(regions.map { Output.json($0.properties) }))
-            return
-        }
+        options.answer(json: regions.map { Output.json($0.properties) }, text: Self.table(regions))
+    }
+
+    static func table(_ regions: [Beacond.Region]) -> String {
         var rows = [["ID", "STATE", "UUID", "MAJOR", "MINOR", "OWNER"]]
         for region in regions {
             rows.append([
@@ -68,6 +68,6 @@ struct RegionsCommand: AsyncParsableCommand {
                 region.constraint.minor.map(String.init) ?? "any", region.owner ?? Beacond.Region1.configurationOwner,
             ])
         }
-        print(Output.table(rows))
+        return Output.table(rows)
     }
 }

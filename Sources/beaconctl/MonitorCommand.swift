@@ -85,10 +85,8 @@ struct CalibrateCommand: AsyncParsableCommand {
             throw Output.noAnswer("NoSamples", message, text: message, json: options.json)
         }
         let median = samples.sorted()[samples.count / 2]
-        if options.json {
-            print(Output.json(["venue": venue, "samples": samples.count, "measured_power": median]))
-        } else {
-            print("\(samples.count) samples; add to venue \(venue) in beacons.yaml:\n    measured_power: \(median)")
-        }
+        options.answer(
+            json: ["venue": venue, "samples": samples.count, "measured_power": median],
+            text: "\(samples.count) samples; add to venue \(venue) in beacons.yaml:\n    measured_power: \(median)")
     }
 }

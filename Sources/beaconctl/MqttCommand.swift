@@ -13,11 +13,7 @@ struct MqttCommand: AsyncParsableCommand {
     func run() async throws {
         let status = try await options.client().status().mqtt
         let state = status.split(separator: ":").first.map(String.init) ?? status
-        if options.json {
-            print(Output.json(["state": state, "status": status]))
-        } else {
-            print(status)
-        }
+        options.answer(json: ["state": state, "status": status], text: status)
         if state != "off", state != "connected" { throw ExitCode(3) }
     }
 }

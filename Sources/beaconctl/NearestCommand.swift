@@ -34,7 +34,7 @@ struct NearestCommand: AsyncParsableCommand {
                 throw error
             }
         }
-        print(options.json ? Output.json(venue.dbusValue.jsonObject) : Self.describe(venue))
+        options.answer(json: venue.dbusValue.jsonObject, text: Self.describe(venue))
     }
 
     static func describe(_ venue: Beacond.Venue) -> String {
@@ -102,10 +102,7 @@ struct PreferCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.client().setPreferredVenue(venue)
-        if options.json {
-            print(Output.json(["preferred_venue": venue ?? ""]))
-        } else {
-            print(venue.map { "preferred venue: \($0)" } ?? "no preferred venue: nearest only")
-        }
+        options.answer(
+            json: ["preferred_venue": venue ?? ""], text: venue.map { "preferred venue: \($0)" } ?? "no preferred venue: nearest only")
     }
 }

@@ -14,10 +14,6 @@ struct ReloadCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.client().reload()
-        if options.json {
-            print(Output.json(["reloaded": true]))
-        } else {
-            print("beacond reloaded beacons.yaml")
-        }
+        options.answer(json: ["reloaded": true], text: "beacond reloaded beacons.yaml")
     }
 }
