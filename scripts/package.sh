@@ -71,6 +71,20 @@ for executable in "${executables[@]}"; do
     "$manual" "$bin/$executable" --date "$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory "$stage/usr/share/man/man1"
 done
 gzip -9n "$stage"/usr/share/man/man1/*.1
+# Shell completions from the programs' own parsers, where Debian's bash,
+# zsh and fish look for them (a completion file is sourced: no #! line).
+for executable in "${executables[@]}"; do
+    for shell in bash zsh fish; do
+        case $shell in
+            bash) file=$stage/usr/share/bash-completion/completions/$executable ;;
+            zsh) file=$stage/usr/share/zsh/vendor-completions/_$executable ;;
+            fish) file=$stage/usr/share/fish/vendor_completions.d/$executable.fish ;;
+        esac
+        mkdir -p "$(dirname "$file")"
+        "$bin/$executable" --generate-completion-script "$shell" | sed '1{/^#!/d}' >"$file"
+        chmod 0644 "$file"
+    done
+done
 doc=$stage/usr/share/doc/beacond
 install -D -m 0644 dist/debian/copyright "$doc/copyright"
 install -D -m 0644 dist/systemd/beacond-mqtt.conf "$doc/examples/beacond-mqtt.conf"

@@ -19,7 +19,7 @@ struct Beaconctl: AsyncParsableCommand {
 
 /// Options every subcommand takes.
 struct BusOptions: ParsableArguments {
-    @Option(help: "system | session | a bus address (unix:path=…), as beacond's --bus.")
+    @Option(help: "system | session | a bus address (unix:path=…), as beacond's --bus.", completion: .list(["system", "session"]))
     var bus = "system"
 
     @Flag(help: "JSON output, for scripts.")

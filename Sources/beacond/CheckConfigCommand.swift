@@ -11,7 +11,7 @@ struct CheckConfigCommand: ParsableCommand {
         discussion: "Exits 1 and prints one line per problem (file:line: field: what was expected) when it is invalid."
     )
 
-    @Argument(help: "The configuration file.")
+    @Argument(help: "The configuration file.", completion: .file(extensions: ["yaml", "yml"]))
     var file: String = "beacons.yaml"
 
     func run() throws {

@@ -33,10 +33,10 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "simulate[:SCENARIO]: a scenario name in scenarios/ beside the configuration, or a path.", transform: SourceSpec.argument)
     var source: SourceSpec?
 
-    @Option(help: "A trace CSV with ground truth.")
+    @Option(help: "A trace CSV with ground truth.", completion: .file(extensions: ["csv"]))
     var trace: String?
 
-    @Option(help: "With --trace: write beacond's estimate, stationarity and nearest venue after every row to this CSV.")
+    @Option(help: "With --trace: write beacond's estimate, stationarity and nearest venue after every row to this CSV.", completion: .file(extensions: ["csv"]))
     var estimates: String?
 
     @Option(
@@ -49,7 +49,7 @@ struct EvaluateCommand: ParsableCommand {
         })
     var sway: Sway?
 
-    @Option(help: "The configuration (venues, regions, ranging figures).")
+    @Option(help: "The configuration (venues, regions, ranging figures).", completion: .file(extensions: ["yaml", "yml"]))
     var config = "beacons.yaml"
 
     @Flag(help: "Print JSON instead of a table.")

@@ -23,16 +23,16 @@ struct RunCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The configuration file.")
+    @Option(help: "The configuration file.", completion: .file(extensions: ["yaml", "yml"]))
     var config = "beacons.yaml"
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)", transform: SourceSpec.argument)
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)", completion: .list(["auto", "hci", "bluez", "simulate"]), transform: SourceSpec.argument)
     var source: SourceSpec?
 
-    @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).")
+    @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).", completion: .directory)
     var stateDir: String?
 
-    @Option(help: "system | session | none | a bus address (unix:path=…): where to offer org.beacond.")
+    @Option(help: "system | session | none | a bus address (unix:path=…): where to offer org.beacond.", completion: .list(["system", "session", "none"]))
     var bus = "system"
 
     @Option(help: "trace | debug | info | notice | warning | error | critical")

@@ -18,10 +18,10 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]", transform: SourceSpec.argument)
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]", completion: .list(["auto", "hci", "bluez", "simulate"]), transform: SourceSpec.argument)
     var source: SourceSpec = .auto
 
-    @Option(help: "The configuration file; simulate finds its scenarios beside it.")
+    @Option(help: "The configuration file; simulate finds its scenarios beside it.", completion: .file(extensions: ["yaml", "yml"]))
     var config = "beacons.yaml"
 
     @Flag(help: "One JSON object per line.")

@@ -115,6 +115,16 @@ check "the unit is enabled with its D-Bus alias" in_root sh -c \
 check "beacons.yaml and the scenarios are conffiles" in_root sh -c \
     'dpkg-query -W -f="\${Conffiles}" beacond | grep -q " /etc/beacond/beacons.yaml " && dpkg-query -W -f="\${Conffiles}" beacond | grep -q " /etc/beacond/scenarios/cafe.yaml "'
 check "beacond check-config /etc/beacond/beacons.yaml" in_root beacond check-config /etc/beacond/beacons.yaml
+completes() {
+    local words
+    words=$(in_root bash -c 'source /usr/share/bash-completion/completions/beaconctl
+        COMP_WORDS=(beaconctl ne); COMP_CWORD=1; COMP_LINE="beaconctl ne"; COMP_POINT=${#COMP_LINE}
+        _beaconctl beaconctl ne beaconctl; echo "${COMPREPLY[*]}"') || return 1
+    echo "beaconctl ne<TAB>: $words"
+    [[ $words == nearest ]] && test -s "$rootfs/usr/share/zsh/vendor-completions/_beacond" &&
+        test -s "$rootfs/usr/share/fish/vendor_completions.d/beacond.fish"
+}
+check "bash completes beaconctl's commands; zsh and fish have their files" completes
 edit_survives() {
     echo "# the admin's edit" >>"$rootfs/etc/beacond/beacons.yaml"
     in_root apt-get install -y -q --reinstall "$package" || return 1
@@ -271,6 +281,7 @@ purged() {
          /usr/share/dbus-1/system.d/org.beacond.conf /usr/share/dbus-1/system-services/org.beacond.service \
          /usr/share/dbus-1/interfaces/org.beacond.Manager1.xml /usr/share/dbus-1/interfaces/org.beacond.Region1.xml \
          /usr/share/dbus-1/interfaces/org.beacond.Beacon1.xml /usr/share/dbus-1/interfaces/org.beacond.Venue1.xml /etc/beacond \
+         /usr/share/bash-completion/completions/beaconctl /usr/share/fish/vendor_completions.d/beacond.fish \
          /etc/systemd/system/multi-user.target.wants/beacond.service /etc/systemd/system/dbus-org.beacond.service; do
          if test -e "$path" || test -L "$path"; then echo "left: $path"; exit 1; fi
      done'
