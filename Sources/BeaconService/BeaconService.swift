@@ -245,15 +245,7 @@ public final class BeaconService: Service, Sendable {
             announcements.removeAll()
             report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
-            switch systemd.alive(at: ServiceClock.now(), bus: bus?.connection.executor.progress) {
-            case .stuck(let waited):
-                logger.critical(
-                    "the D-Bus thread has left its work waiting for \(waited.tenthsText): no longer telling systemd's watchdog that beacond is alive, so that it restarts beacond")
-            case .unstuck:
-                logger.warning("the D-Bus thread takes its work again: telling systemd's watchdog that beacond is alive again")
-            case .ping, .wait, nil:
-                break
-            }
+            systemd.alive(bus: bus?.connection.executor.progress).map(log)
             if let failure {
                 // Stopping lets systemd try again (Restart=on-failure) once the
                 // adapter, the permission or bluetoothd is there; staying up would
@@ -264,6 +256,19 @@ public final class BeaconService: Service, Sendable {
         }
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(dropped) dropped unprocessed")
+    }
+
+    /// What the watchdog's pacing says about the D-Bus thread, for the journal.
+    private func log(_ step: WatchdogPacing.Step) {
+        switch step {
+        case .stuck(let waited):
+            logger.critical(
+                "the D-Bus thread has left its work waiting for \(waited.tenthsText): no longer telling systemd's watchdog that beacond is alive, so that it restarts beacond")
+        case .unstuck:
+            logger.warning("the D-Bus thread takes its work again: telling systemd's watchdog that beacond is alive again")
+        case .ping, .wait:
+            break
+        }
     }
 
     /// Logs what saving the state came to: a failure once, and the recovery.

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeaconSources
 import CSystemd
 import DBus
 
@@ -20,8 +21,8 @@ struct SystemdNotifier {
 
     /// Called once per pass of the main loop, which the ticker wakes every
     /// 200 ms; says what it did, for the log (nil without a watchdog).
-    mutating func alive(at now: Timestamp, bus: DBusEventLoop.Progress?) -> WatchdogPacing.Step? {
-        guard let step = pacing?.pass(at: now, bus: bus) else { return nil }
+    mutating func alive(bus: DBusEventLoop.Progress?) -> WatchdogPacing.Step? {
+        guard let step = pacing?.pass(at: ServiceClock.watchdogNow(), bus: bus) else { return nil }
         switch step {
         case .ping, .unstuck: sd_notify(0, "WATCHDOG=1")
         case .wait, .stuck: break

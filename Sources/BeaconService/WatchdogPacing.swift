@@ -9,8 +9,10 @@ import DBus
 /// thread that wedges (in a handler, in libdbus) would not: org.beacond
 /// would stay held and answer nothing, and every publication would pile up
 /// on its queue. So work left waiting for `interval` while the thread takes
-/// none holds the ping back, and systemd restarts beacond within
-/// `WatchdogSec=` of the last ping: at most three intervals after the wedge.
+/// none holds the ping back, and systemd aborts beacond `WatchdogSec=` after
+/// the last ping — at most three intervals (and a pass) after the wedge —
+/// then starts it again (`Restart=`). Times are `CLOCK_MONOTONIC`'s, as
+/// systemd's are.
 struct WatchdogPacing: Sendable {
     enum Step: Sendable, Equatable {
         /// Send `WATCHDOG=1`.

@@ -42,6 +42,11 @@ public struct ServiceClock: Sendable {
     /// `system.now()`.
     public static func now() -> Timestamp { system.now() }
 
+    /// The clock systemd times its watchdog by (`CLOCK_MONOTONIC`, which
+    /// stops during a suspend, where `now()` counts it): the watchdog's pings
+    /// are paced on it, so a suspend is not taken for a wedge.
+    public static func watchdogNow() -> Timestamp { read(CLOCK_MONOTONIC) }
+
     private static func read(_ clock: clockid_t) -> Timestamp {
         var spec = timespec()
         clock_gettime(clock, &spec)

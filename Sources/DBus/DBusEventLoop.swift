@@ -51,7 +51,7 @@ public final class DBusEventLoop: SerialExecutor, @unchecked Sendable {
     /// How far the thread has got, for a watchdog on another thread: work
     /// that stays waiting while `batchesTaken` stands still means the thread
     /// is stuck (in a handler, in libdbus), not idle.
-    public struct Progress: Sendable, Hashable {
+    public struct Progress: Sendable, Equatable {
         public var batchesTaken: UInt64
         public var workWaiting: Bool
 

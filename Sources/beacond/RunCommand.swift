@@ -26,7 +26,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "The configuration file.", completion: .file(extensions: ["yaml", "yml"]))
     var config = "beacons.yaml"
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)", completion: .list(["auto", "hci", "bluez", "simulate"]), transform: SourceSpec.argument)
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO] (default: the file's, else auto)", completion: .list(["auto", "hci", "bluez", "replay:", "simulate"]), transform: SourceSpec.argument)
     var source: SourceSpec?
 
     @Option(help: "Where region states and the preferred venue are kept (default: $STATE_DIRECTORY, else /var/lib/beacond).", completion: .directory)

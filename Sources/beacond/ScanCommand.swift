@@ -18,7 +18,7 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]", completion: .list(["auto", "hci", "bluez", "simulate"]), transform: SourceSpec.argument)
+    @Option(help: "auto | hci[:hciN] | bluez[:hciN] | replay:FILE[@SPEED|@max] | simulate[:SCENARIO]", completion: .list(["auto", "hci", "bluez", "replay:", "simulate"]), transform: SourceSpec.argument)
     var source: SourceSpec = .auto
 
     @Option(help: "The configuration file; simulate finds its scenarios beside it.", completion: .file(extensions: ["yaml", "yml"]))

@@ -82,48 +82,153 @@ import Testing
         #expect(unit["PrivateNetwork"] == nil)
     }
 
-    /// Under a unit with WatchdogSec=, beacond's main loop says it is alive
-    /// (WATCHDOG=1) at half the interval, and says what it does (STATUS=),
-    /// on a real datagram socket where $NOTIFY_SOCKET says, as systemd's is
-    /// (here python's). The unit itself is tried under systemd by the package test.
-    @Test func beacondTellsSystemdItIsAliveAndWhatItDoes() async throws {
-        let directory = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let socket = directory.appendingPathComponent("notify").path
+    /// A datagram socket where `$NOTIFY_SOCKET` says, as systemd's is (here
+    /// python's): one line per message; with `silence`, also `silent` once
+    /// no WATCHDOG=1 has come for that many seconds (systemd's timeout).
+    static func notifyListener(at socket: String, silence: Double? = nil) async throws -> (Process, FileHandle) {
         let receiver = Process()
         let heard = Pipe()
         receiver.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         receiver.arguments = ["-c", """
-            import socket, sys
+            import socket, sys, time
             s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             s.bind(sys.argv[1])
+            s.settimeout(0.05)
+            silence = float(sys.argv[2]) if len(sys.argv) > 2 else None
             print("ready", flush=True)
+            last, said = time.monotonic(), False
             while True:
-                print(s.recv(4096).decode().replace("\\n", "|"), flush=True)
-            """, socket]
+                try:
+                    text = s.recv(4096).decode()
+                except socket.timeout:
+                    if silence is not None and not said and time.monotonic() - last > silence:
+                        print("silent", flush=True)
+                        said = True
+                    continue
+                if "WATCHDOG=1" in text.split("\\n"):
+                    last, said = time.monotonic(), False
+                print(text.replace("\\n", "|"), flush=True)
+            """, socket] + (silence.map { [String($0)] } ?? [])
         receiver.standardOutput = heard
         try receiver.run()
-        defer { receiver.killAndWait() }
         #expect(await heard.fileHandleForReading.line(deadline: .now() + 10) == "ready")
+        return (receiver, heard.fileHandleForReading)
+    }
+
+    /// beacond on the simulated café, told it runs under a unit with
+    /// WatchdogSec= of `watchdog` seconds and a notify socket.
+    static func beacond(bus: String, notify socket: String, watchdog: Double, stateDirectory: URL, stderr: Any) throws -> Process {
         let beacond = Process()
         beacond.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
-        beacond.arguments = ["--config", TestSupport.repository("beacons.yaml"), "--bus", "none", "--source", "simulate", "--state-dir", directory.path]
+        beacond.arguments = [
+            "--config", TestSupport.repository("beacons.yaml"), "--bus", bus, "--source", "simulate", "--state-dir", stateDirectory.path,
+        ]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = socket
-        environment["WATCHDOG_USEC"] = "400000"
+        environment["WATCHDOG_USEC"] = String(Int(watchdog * 1_000_000))
         // A runner itself under systemd passes its own; sd_watchdog_enabled would then say "not for you".
         environment["WATCHDOG_PID"] = nil
         beacond.environment = environment
-        beacond.standardError = FileHandle.nullDevice
+        beacond.standardError = stderr
         try beacond.run()
-        defer { beacond.killAndWait() }
+        return beacond
+    }
+
+    /// Reads `handle` until a line satisfies `wanted` or the deadline passes; the lines read, the match last.
+    static func lines(from handle: FileHandle, until wanted: (String) -> Bool, seconds: Int) async -> (found: Bool, lines: [String]) {
         var lines: [String] = []
-        let deadline = DispatchTime.now() + 20
-        while lines.filter({ $0 == "WATCHDOG=1" }).count < 3, let line = await heard.fileHandleForReading.line(deadline: deadline) {
+        let deadline = DispatchTime.now() + .seconds(seconds)
+        while let line = await handle.line(deadline: deadline) {
             lines.append(line)
+            if wanted(line) { return (true, lines) }
         }
-        #expect(lines.filter { $0 == "WATCHDOG=1" }.count >= 3, "\(lines)")
+        return (false, lines)
+    }
+
+    /// Under a unit with WatchdogSec=, beacond's main loop says it is alive
+    /// (WATCHDOG=1) at half the interval, and says what it does (STATUS=).
+    /// The unit itself is tried under systemd by the package test.
+    @Test func beacondTellsSystemdItIsAliveAndWhatItDoes() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("notify").path
+        let (receiver, heard) = try await Self.notifyListener(at: socket)
+        defer { receiver.killAndWait() }
+        let beacond = try Self.beacond(bus: "none", notify: socket, watchdog: 0.4, stateDirectory: directory, stderr: FileHandle.nullDevice)
+        defer { beacond.killAndWait() }
+        var pings = 0
+        let (_, lines) = await Self.lines(from: heard, until: { line in
+            if line == "WATCHDOG=1" { pings += 1 }
+            return pings == 3
+        }, seconds: 20)
+        #expect(pings == 3, "\(lines)")
         #expect(lines.first == "STATUS=scanning with simulate", "\(lines)")
+    }
+
+    /// A D-Bus thread that stops taking work (here frozen alone by ptrace, as
+    /// a handler that never returns would leave it) holds back the watchdog's
+    /// "alive" until systemd's timeout has passed, and beacond says why; once
+    /// it takes work again, the pings resume.
+    @Test func aWedgedBusThreadStopsTheWatchdogUntilItTakesWorkAgain() async throws {
+        let bus = try PrivateBus()
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("notify").path
+        let watchdog = 4.0  // WatchdogSec=: pings every 2 s
+        let (receiver, heard) = try await Self.notifyListener(at: socket, silence: watchdog)
+        defer { receiver.killAndWait() }
+        let log = Pipe()
+        let beacond = try Self.beacond(bus: bus.address, notify: socket, watchdog: watchdog, stateDirectory: directory, stderr: log)
+        defer { beacond.killAndWait() }
+        let logged = log.fileHandleForReading
+        var pings = 0
+        let healthy = await Self.lines(from: heard, until: { line in
+            if line == "WATCHDOG=1" { pings += 1 }
+            return pings == 2
+        }, seconds: 30)
+        try #require(healthy.found, "\(healthy.lines)")
+
+        let freezer = Process()
+        let frozen = Pipe(), thaw = Pipe()
+        freezer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        freezer.arguments = ["-c", """
+            import ctypes, os, sys
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+            libc.ptrace.restype = ctypes.c_long
+            pid, name = sys.argv[1], sys.argv[2]
+            tids = [t for t in os.listdir(f"/proc/{pid}/task") if open(f"/proc/{pid}/task/{t}/comm").read().strip() == name]
+            if len(tids) != 1:
+                sys.exit(f"threads named {name}: {tids}")
+            tid = int(tids[0])
+            for request in (0x4206, 0x4207):  # PTRACE_SEIZE, then PTRACE_INTERRUPT: this thread alone stops
+                if libc.ptrace(request, tid, None, None) != 0:
+                    sys.exit(f"ptrace {request:#x}: {os.strerror(ctypes.get_errno())}")
+            os.waitpid(tid, 0x40000000)  # __WALL
+            print("frozen", flush=True)
+            sys.stdin.readline()
+            libc.ptrace(17, tid, None, None)  # PTRACE_DETACH: it runs on
+            print("thawed", flush=True)
+            """, String(beacond.processIdentifier), "dbus-private"]
+        freezer.standardOutput = frozen
+        freezer.standardInput = thaw
+        try freezer.run()
+        defer { freezer.killAndWait() }
+        try #require(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "frozen")
+
+        let stuck = await Self.lines(from: logged, until: { $0.contains("the D-Bus thread has left its work waiting for") }, seconds: 30)
+        #expect(stuck.found, "\(stuck.lines.suffix(5))")
+        // systemd would have stopped it: no ping for longer than WatchdogSec
+        // (the pings of the first interval of the wedge come before).
+        let silent = await Self.lines(from: heard, until: { $0 == "silent" }, seconds: 30)
+        #expect(silent.found, "\(silent.lines)")
+
+        thaw.fileHandleForWriting.write(Data("\n".utf8))
+        #expect(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "thawed")
+        let unstuck = await Self.lines(from: logged, until: { $0.contains("the D-Bus thread takes its work again") }, seconds: 30)
+        #expect(unstuck.found, "\(unstuck.lines.suffix(5))")
+        let resumed = await Self.lines(from: heard, until: { $0 == "WATCHDOG=1" }, seconds: 30)
+        #expect(resumed.found, "\(resumed.lines)")
     }
 
     @Test func activationStartsTheUnitAsBeacond() throws {

@@ -281,7 +281,9 @@ purged() {
          /usr/share/dbus-1/system.d/org.beacond.conf /usr/share/dbus-1/system-services/org.beacond.service \
          /usr/share/dbus-1/interfaces/org.beacond.Manager1.xml /usr/share/dbus-1/interfaces/org.beacond.Region1.xml \
          /usr/share/dbus-1/interfaces/org.beacond.Beacon1.xml /usr/share/dbus-1/interfaces/org.beacond.Venue1.xml /etc/beacond \
-         /usr/share/bash-completion/completions/beaconctl /usr/share/fish/vendor_completions.d/beacond.fish \
+         /usr/share/bash-completion/completions/beacond /usr/share/bash-completion/completions/beaconctl \
+         /usr/share/zsh/vendor-completions/_beacond /usr/share/zsh/vendor-completions/_beaconctl \
+         /usr/share/fish/vendor_completions.d/beacond.fish /usr/share/fish/vendor_completions.d/beaconctl.fish \
          /etc/systemd/system/multi-user.target.wants/beacond.service /etc/systemd/system/dbus-org.beacond.service; do
          if test -e "$path" || test -L "$path"; then echo "left: $path"; exit 1; fi
      done'
