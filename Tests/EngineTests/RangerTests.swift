@@ -88,7 +88,7 @@ import Testing
         }
         let ranged = try #require(engine.rangedBeacon(beacon))
         let expected = ranger.distribution(
-            level: filter.estimate, variance: filter.variance, packetSpread: filter.packetSpread, measuredPower: -59)
+            level: filter.estimate, variance: filter.variance, packetSpread: filter.packetSpread, listener: filter.listener, measuredPower: -59)
         #expect(abs(ranged.distance - expected.median) < 1e-9 * expected.median)
         #expect(abs(ranged.accuracy - expected.accuracy) < 1e-9 * expected.accuracy)
         #expect(abs(expected.median - Self.modelDistance(rssi: filter.estimate, power: -59, exponent: 2)) < 1e-9)

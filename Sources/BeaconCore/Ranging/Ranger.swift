@@ -38,12 +38,14 @@ public struct Ranger: Hashable, Sendable {
     }
 
     /// The distance distribution of a filtered level (`RSSIFilter`'s
-    /// `estimate`, `variance` and `packetSpread`; passed one by one, since
-    /// passing a track's filter whole copied it at every sighting).
-    public func distribution(level: Double, variance: Double, packetSpread: Double?, measuredPower: Double) -> DistanceDistribution {
+    /// `estimate`, `variance`, `packetSpread` and `listener`; passed one by
+    /// one, since passing a track's filter whole copied it at every sighting).
+    public func distribution(
+        level: Double, variance: Double, packetSpread: Double?, listener: RSSIFilter.Listener, measuredPower: Double
+    ) -> DistanceDistribution {
         let median = model.distance(rssi: level, measuredPower: measuredPower)
         let sigma = uncertainty.logSigma(
-            logDistance: log(median), filterVariance: variance, packetSpread: packetSpread, exponent: model.exponent)
+            logDistance: log(median), filterVariance: variance, packetSpread: packetSpread, listener: listener, exponent: model.exponent)
         return DistanceDistribution(median: median, logSigma: sigma)
     }
 
@@ -55,7 +57,7 @@ public struct Ranger: Hashable, Sendable {
         if track.filter.samples >= minimumSamples, track.filter.estimate.isFinite, fresh {
             let estimate = distribution(
                 level: track.filter.estimate, variance: track.filter.variance, packetSpread: track.filter.packetSpread,
-                measuredPower: Double(track.measuredPower))
+                listener: track.filter.listener, measuredPower: Double(track.measuredPower))
             track.distance = estimate
             track.proximity = classifier.band(estimate, previous: track.proximity)
         } else {

@@ -14,7 +14,7 @@ public struct RangingUncertainty: Hashable, Sendable {
     /// The part of it that changes from packet to packet (the three
     /// advertising channels, a hand, people passing) shows as the packets'
     /// spread and is averaged away; what does not change is frozen at the
-    /// listener's spot: σ_spot² = max(0, 3.27² − spread²).
+    /// listener's spot (`frozenFading`).
     public var fadingSigma = Self.ricianFading
     /// The standard deviation of received power in dB under Rician fading with K = 4.
     public static let ricianFading = 3.27
@@ -26,15 +26,35 @@ public struct RangingUncertainty: Hashable, Sendable {
     /// 1.6 (corridors) to 3.5 (cluttered rooms); ±0.5 about the configured one.
     public var exponentSigma = 0.5
 
+    /// iBeacons advertise on channels 37, 38 and 39 (2402, 2426, 2480 MHz),
+    /// further apart than an indoor channel's coherence bandwidth (a few MHz
+    /// for delay spreads of tens of nanoseconds): at best three independent
+    /// fades at one spot.
+    public static let advertisingChannels = 3.0
+
     public init() {}
 
-    /// σ of ln d for a level known to `filterVariance` dB², whose packets
-    /// spread by `packetSpread` dB (`nil`: not yet known, so nothing of the
-    /// fading is assumed averaged), at x = ln d under exponent `exponent`.
-    public func logSigma(logDistance x: Double, filterVariance: Double, packetSpread: Double?, exponent: Double) -> Double {
+    /// The fading frozen at the listener's spot, dB²: σ_F² less what the
+    /// packets' spread (`nil`: not yet known) has shown to change. A device
+    /// set down sees its spot through the three advertising channels only,
+    /// and the mean of three independent fades keeps a third of their
+    /// variance however long it is averaged; a device in a hand moves
+    /// through the field and can average all of it away.
+    public func frozenFading(packetSpread: Double?, listener: RSSIFilter.Listener) -> Double {
         let fading = fadingSigma * fadingSigma
-        let spread = min(fading, (packetSpread ?? 0) * (packetSpread ?? 0))
-        let decibels = max(0, filterVariance) + (fading - spread) + calibrationSigma * calibrationSigma
+        let shown = min(fading, (packetSpread ?? 0) * (packetSpread ?? 0))
+        let floor = listener == .setDown ? fading / Self.advertisingChannels : 0
+        return max(floor, fading - shown)
+    }
+
+    /// σ of ln d for a level known to `filterVariance` dB², whose packets
+    /// spread by `packetSpread` dB, reported by the `listener` model, at
+    /// x = ln d under exponent `exponent`.
+    public func logSigma(
+        logDistance x: Double, filterVariance: Double, packetSpread: Double?, listener: RSSIFilter.Listener, exponent: Double
+    ) -> Double {
+        let decibels =
+            max(0, filterVariance) + frozenFading(packetSpread: packetSpread, listener: listener) + calibrationSigma * calibrationSigma
         let scale = 2.302585092994046 / (10 * exponent)
         let exponentTerm = x * exponentSigma / exponent
         return (scale * scale * decibels + exponentTerm * exponentTerm).squareRoot()
