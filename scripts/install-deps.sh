@@ -13,6 +13,7 @@ packages=(
     dbus-daemon        # private buses in tests
     dbus-bin           # dbus-send, dbus-monitor
     python3-dbus       # python clients in tests
+    python3-gi         # a GLib main loop for python clients that wait on many calls at once
     python3-dbusmock   # mocked BlueZ for the bluez source's tests
     bluez              # btmon: the reference decoder the tests compare with
     libglib2.0-bin     # gdbus

@@ -135,7 +135,7 @@ public final class BeaconService: Service, Sendable {
             do {
                 bus = try await BusService.start(
                     bus: address, snapshot: snapshot(engine, at: start), version: settings.version, limits: limits,
-                    submit: { mailbox.post(.request($0)) })
+                    enqueue: { [queued = limits.queuedPerClient] in mailbox.post(request: $0, perCaller: queued) })
                 logger.info("on the \(address) bus as \(Beacond.busName)")
             } catch {
                 logger.critical("cannot offer \(Beacond.busName) on the \(address) bus: \(error.message)")

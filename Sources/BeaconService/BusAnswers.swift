@@ -76,13 +76,21 @@ actor BusAnswers {
     }
 
     /// Answers at once with a confident venue; otherwise fails at once for a
-    /// zero timeout, or waits for one.
-    func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration) {
+    /// zero timeout, or waits for one — unless the caller wants no answer, or
+    /// waits too often already (`ServiceLimits.waiters`).
+    func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration, limits: ServiceLimits) {
         if let answer = confidentAnswer {
             return call.reply(answer)
         }
         guard timeout > .zero else {
             return call.fail(BeacondError.locationUnknown("no venue is known right now"))
+        }
+        guard call.expectsReply else { return }  // nobody to answer: holding it would only hold its message
+        guard waiters.count < limits.waiters else {
+            return call.fail(BeacondError.busy("\(limits.waiters) calls wait for a venue already; try again later, or read NearestVenue"))
+        }
+        guard waiters.count(where: { $0.call.sender == call.sender }) < limits.waitersPerClient else {
+            return call.fail(BeacondError.busy("this client has \(limits.waitersPerClient) calls waiting for a venue already; wait for their answers"))
         }
         waiters.append(Waiter(call: call, deadline: snapshot.serviceTime + timeout))
     }

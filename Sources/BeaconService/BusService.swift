@@ -15,7 +15,8 @@ final class BusService: Sendable {
     private typealias Manager1 = Beacond.Manager1
 
     let connection: DBusConnection
-    private let submit: @Sendable (ServiceRequest) -> Void
+    /// Hands a request to the engine's owner; false when its caller has too many queued.
+    private let enqueue: @Sendable (ServiceRequest) -> Bool
     private let version: String
     private let limits: ServiceLimits
     private let answers: BusAnswers
@@ -33,10 +34,10 @@ final class BusService: Sendable {
     /// Connects, exports the manager and owns `org.beacond`; fails clearly if the name is taken.
     static func start(
         bus: DBusConnection.Bus, snapshot: ServiceSnapshot, version: String, limits: ServiceLimits,
-        submit: @escaping @Sendable (ServiceRequest) -> Void
+        enqueue: @escaping @Sendable (ServiceRequest) -> Bool
     ) async throws(DBusError) -> BusService {
         let connection = try DBusConnection.connect(bus)
-        let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, submit: submit)
+        let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, enqueue: enqueue)
         connection.objects.setObjectManager(at: Beacond.root)
         connection.export(Beacond.root, interfaces: [service.managerDeclaration()])
         service.publish(snapshot, events: [])
@@ -62,10 +63,10 @@ final class BusService: Sendable {
 
     private init(
         connection: DBusConnection, snapshot: ServiceSnapshot, version: String, limits: ServiceLimits,
-        submit: @escaping @Sendable (ServiceRequest) -> Void
+        enqueue: @escaping @Sendable (ServiceRequest) -> Bool
     ) {
         self.connection = connection
-        self.submit = submit
+        self.enqueue = enqueue
         self.version = version
         self.limits = limits
         answers = BusAnswers(Self.publication(snapshot, version: version), executor: connection.executor)
@@ -77,6 +78,15 @@ final class BusService: Sendable {
         BusAnswers.Publication(
             snapshot: snapshot, nearest: snapshot.nearest.map { DBusEncodedReply([Beacond.Venue($0, now: snapshot.time).dbusValue]) },
             manager: managerProperties(snapshot, version: version))
+    }
+
+    /// Hands a request to the engine, or fails it at once when its caller
+    /// has `queuedPerClient` waiting already: a flood from one client must
+    /// not push back another's.
+    private func submit(_ request: ServiceRequest) {
+        guard !enqueue(request) else { return }
+        request.call?.fail(
+            BeacondError.busy("this client has \(limits.queuedPerClient) requests waiting for beacond already; wait for their answers"))
     }
 
     /// On the connection's thread (a signal handler).
@@ -340,7 +350,7 @@ final class BusService: Sendable {
             call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
-        answers.assumeIsolated { $0.requestNearestVenue(call, timeout: .milliseconds(timeout)) }
+        answers.assumeIsolated { $0.requestNearestVenue(call, timeout: .milliseconds(timeout), limits: limits) }
     }
 
     private func getRangedBeacons(_ call: DBusMethodCall) {

@@ -15,6 +15,15 @@ public struct ServiceLimits: Sendable {
     public var objectChangePeriod: Duration = .milliseconds(200)
     /// The longest a RequestNearestVenue may wait, in milliseconds (5 minutes).
     public var longestWait: UInt32 = 300_000
+    /// RequestNearestVenue calls one client may have waiting, and all together:
+    /// each holds its message, and libdbus stops reading the bus once the
+    /// messages it holds pass its limit, so unbounded waiters would deafen beacond.
+    public var waitersPerClient = 16
+    public var waiters = 1_024
+    /// Requests one client may have queued for the engine (a start, stop,
+    /// preference or reload not yet taken): a flood from one client delays
+    /// another's by at most this many of its own.
+    public var queuedPerClient = 16
     /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this often per object.
     public var coalescing: Duration = .seconds(1)
 

@@ -33,6 +33,8 @@ final class ServiceMailbox: Sendable {
         var control: [Control] = []
         var advertisements: [SourceEvent] = []
         var dropped: UInt64 = 0
+        /// Requests queued and not yet taken, by caller.
+        var requests: [String: Int] = [:]
     }
 
     let capacity: Int
@@ -49,6 +51,21 @@ final class ServiceMailbox: Sendable {
     func post(_ control: Control) {
         queues.withLock { $0.control.append(control) }
         wake.yield()
+    }
+
+    /// Queues a caller's request unless `perCaller` of that caller's wait
+    /// already (false: refused, nothing queued); the bus's own always go.
+    func post(request: ServiceRequest, perCaller: Int) -> Bool {
+        let accepted = queues.withLock { queues in
+            if let caller = request.call?.sender {
+                guard queues.requests[caller, default: 0] < perCaller else { return false }
+                queues.requests[caller, default: 0] += 1
+            }
+            queues.control.append(.request(request))
+            return true
+        }
+        if accepted { wake.yield() }
+        return accepted
     }
 
     /// A source's event: availability and notes go with control, the rest is bounded.
@@ -79,6 +96,7 @@ final class ServiceMailbox: Sendable {
             defer {
                 queues.control.removeAll(keepingCapacity: true)
                 queues.advertisements.removeAll(keepingCapacity: true)
+                queues.requests.removeAll(keepingCapacity: true)
             }
             return Batch(control: queues.control, advertisements: queues.advertisements, dropped: queues.dropped)
         }

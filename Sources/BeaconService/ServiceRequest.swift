@@ -9,4 +9,13 @@ enum ServiceRequest: Sendable {
     case reload(DBusMethodCall?)
     /// A bus client went away: its regions go with it.
     case clientLeft(String)
+
+    /// The call to answer (nil for what the bus itself says, and SIGHUP's reload).
+    var call: DBusMethodCall? {
+        switch self {
+        case .startMonitoring(_, let call), .stopMonitoring(_, let call), .setPreferredVenue(_, let call): call
+        case .reload(let call): call
+        case .clientLeft: nil
+        }
+    }
 }

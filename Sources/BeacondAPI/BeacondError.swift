@@ -1,5 +1,5 @@
 /// What can go wrong asking beacond, each with a message a person can act
-/// on. beacond sends the first ten as `org.beacond.Error.<Code>`; the bus
+/// on. beacond sends the first eleven as `org.beacond.Error.<Code>`; the bus
 /// itself says the last three (a client maps them).
 public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
     case noVenue(String)
@@ -13,6 +13,8 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidArguments(String)
     /// A change that could not be written to the state directory, and so was not made.
     case stateNotSaved(String)
+    /// Too many of the caller's requests wait already, or too many callers wait for a venue.
+    case busy(String)
     /// The D-Bus policy does not let this user ask beacond.
     case accessDenied(String)
     /// beacond is not on the bus, or left it.
@@ -32,6 +34,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
         case notOwner = "NotOwner"
         case invalidArguments = "InvalidArguments"
         case stateNotSaved = "StateNotSaved"
+        case busy = "Busy"
 
         /// `org.beacond.Error.NoVenue`.
         public var name: String { "\(Beacond.busName).Error.\(rawValue)" }
@@ -49,6 +52,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notOwner: "The region comes from beacons.yaml: edit the file and Reload."
             case .invalidArguments: "An argument is malformed or out of range; the message says which and what is expected."
             case .stateNotSaved: "The state directory could not be written, so nothing was changed."
+            case .busy: "16 of the caller's requests are waiting already, or 1,024 calls wait for a venue: wait for the answers, then ask again."
             }
         }
     }
@@ -66,6 +70,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notOwner: self = .notOwner(message)
         case .invalidArguments: self = .invalidArguments(message)
         case .stateNotSaved: self = .stateNotSaved(message)
+        case .busy: self = .busy(message)
         }
     }
 
@@ -82,6 +87,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notOwner: .notOwner
         case .invalidArguments: .invalidArguments
         case .stateNotSaved: .stateNotSaved
+        case .busy: .busy
         case .accessDenied, .serviceNotRunning, .bus: nil
         }
     }
@@ -90,7 +96,7 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .noVenue(let message), .locationUnknown(let message), .invalidConfig(let message), .unknownRegion(let message),
             .unknownVenue(let message), .regionExists(let message), .tooManyRegions(let message), .notOwner(let message),
-            .invalidArguments(let message), .stateNotSaved(let message), .accessDenied(let message),
+            .invalidArguments(let message), .stateNotSaved(let message), .busy(let message), .accessDenied(let message),
             .serviceNotRunning(let message), .bus(_, let message):
             message
         }

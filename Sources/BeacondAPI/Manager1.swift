@@ -58,7 +58,7 @@ extension Beacond {
             doc: "The nearest venue now: from ranging, or the preferred venue when nothing is in range.")
         public static let requestNearestVenue = APIMethod(
             "RequestNearestVenue", inputs: [.init("timeout_ms", UInt32.self)], outputs: [.init("venue", .dictionary(venue))],
-            errors: [.locationUnknown, .invalidArguments],
+            errors: [.locationUnknown, .invalidArguments, .busy],
             doc: "One answer, like Core Location's requestLocation: at once when a ranged answer exists, else as soon as one does, "
                 + "else LocationUnknown when `timeout_ms` (at most 300000) has passed. Any number of callers may wait; none blocks the service.")
         public static let getRangedBeacons = APIMethod(
@@ -71,19 +71,19 @@ extension Beacond {
         public static let startMonitoring = APIMethod(
             "StartMonitoring",
             inputs: [.init("id", String.self), .init("constraint", .dictionary(constraint)), .init("options", .dictionary(monitoringOptions))],
-            outputs: [.init("region", ObjectPath.self)], errors: [.invalidArguments, .regionExists, .tooManyRegions],
+            outputs: [.init("region", ObjectPath.self)], errors: [.invalidArguments, .regionExists, .tooManyRegions, .busy],
             doc: "Monitors a region owned by the caller, at `/org/beacond/client/<owner>/<id>` (each part escaped as Venue1's paths are). "
                 + "`id` is \(Identifier.rule); the caller's ids are its own, so they "
                 + "never collide with beacons.yaml's or another client's. The region is not saved: it is removed when the caller leaves "
                 + "the bus. At most 16 per client and 256 across all clients.")
         public static let stopMonitoring = APIMethod(
-            "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner],
+            "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner, .busy],
             doc: "Stops one of the caller's own regions. Another client's region of the same id is not the caller's: UnknownRegion.")
         public static let setPreferredVenue = APIMethod(
-            "SetPreferredVenue", inputs: [.init("id", String.self)], errors: [.unknownVenue, .stateNotSaved],
+            "SetPreferredVenue", inputs: [.init("id", String.self)], errors: [.unknownVenue, .stateNotSaved, .busy],
             doc: "The venue to answer with when nothing is in range, or \"\" for nearest only. Persisted, and answered only once on disk.")
         public static let reload = APIMethod(
-            "Reload", errors: [.invalidConfig], doc: "Re-reads beacons.yaml, as SIGHUP does; an invalid file changes nothing.")
+            "Reload", errors: [.invalidConfig, .busy], doc: "Re-reads beacons.yaml, as SIGHUP does; an invalid file changes nothing.")
 
         // MARK: Properties
 

@@ -13,6 +13,10 @@ public final class DBusMethodCall: Sendable {
     public let interface: String
     public let member: String
     public let arguments: [DBusValue]
+    /// False when the caller said it wants no reply (NO_REPLY_EXPECTED, as
+    /// `dbus-send` without `--print-reply` sends): work that only answers,
+    /// such as waiting for a venue, has no one to do it for.
+    public let expectsReply: Bool
     private let responder: Responder
     private let answered = Atomic<Bool>(false)
 
@@ -48,6 +52,7 @@ public final class DBusMethodCall: Sendable {
         interface = dbus_message_get_interface(message).map { String(cString: $0) } ?? ""
         member = dbus_message_get_member(message).map { String(cString: $0) } ?? ""
         arguments = MessageCoder.read(message)
+        expectsReply = dbus_message_get_no_reply(message) == 0
     }
 
     init(
@@ -59,6 +64,7 @@ public final class DBusMethodCall: Sendable {
         self.interface = interface
         self.member = member
         self.arguments = arguments
+        expectsReply = true
         responder = .memory(answer)
     }
 
@@ -96,6 +102,8 @@ public final class DBusMethodCall: Sendable {
     private func send(_ answer: Answer) {
         switch responder {
         case .bus(let message, let state):
+            // The D-Bus specification: a call flagged NO_REPLY_EXPECTED gets no reply.
+            guard expectsReply else { return }
             state.send(answer, to: message)
         case .memory(let deliver):
             deliver(answer.result)

@@ -1,7 +1,7 @@
 @testable import BeaconCore
 @testable import BeaconService
 import BeaconSources
-import DBus
+@testable import DBus
 import Foundation
 import Testing
 
@@ -28,6 +28,22 @@ private typealias S = EngineTestSupport
         mailbox.post(Self.advertisement(at: S.t0))
         batch = mailbox.take()
         #expect(batch.advertisements.count == 1 && batch.control.isEmpty && batch.dropped == 2)
+    }
+
+    /// One caller's flood waits behind at most sixteen of its own requests;
+    /// another caller's, and what the bus itself says, are not held back.
+    @Test func theInboxQueuesAtMostSixteenRequestsPerCallerUntilTaken() {
+        let mailbox = ServiceMailbox(capacity: 10)
+        func reload(_ caller: String) -> ServiceRequest {
+            .reload(DBusMethodCall(sender: caller, path: "/org/beacond", interface: "org.beacond.Manager1", member: "Reload", arguments: []) { _ in })
+        }
+        let accepted = (0..<20).map { _ in mailbox.post(request: reload(":1.5"), perCaller: 16) }
+        #expect(accepted.prefix(16).allSatisfy { $0 } && accepted.suffix(4).allSatisfy { !$0 })
+        #expect(mailbox.post(request: reload(":1.6"), perCaller: 16))
+        #expect(mailbox.post(request: .clientLeft(":1.5"), perCaller: 16))
+        #expect(mailbox.post(request: .reload(nil), perCaller: 16))  // SIGHUP's
+        #expect(mailbox.take().control.count == 19)
+        #expect(mailbox.post(request: reload(":1.5"), perCaller: 16))  // taken: room again
     }
 
     static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {

@@ -36,7 +36,7 @@ import Testing
         let engine = BeaconEngine(configuration: Configuration(venues: venues), now: Self.t0)
         var snapshot = ServiceSnapshot(time: Self.t0, engine: engine, available: true, availabilityReason: "", source: "test")
         let service = try await BusService.start(
-            bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), submit: { _ in })
+            bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }
         let client = try DBusConnection.connect(.address(bus.address))
         defer { client.close() }
@@ -107,7 +107,7 @@ import Testing
             time: Self.t0, engine: BeaconEngine(configuration: Configuration(venues: venues), now: Self.t0), available: true,
             availabilityReason: "", source: "test")
         let service = try await BusService.start(
-            bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), submit: { _ in })
+            bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }
         let client = try DBusConnection.connect(.address(bus.address))
         defer { client.close() }

@@ -117,6 +117,78 @@ import Testing
         deinit { process.killAndWait() }
     }
 
+    /// Calls waiting for a venue are bounded (SPEC: many callers may wait,
+    /// none blocks the service): a client's seventeenth hears Busy at once,
+    /// all clients together hold at most 1,024, and calls that want no reply
+    /// are not held at all — each held call holds its message, and libdbus
+    /// stops reading the bus once those pass its limit.
+    @Test func waitingForAVenueIsBounded() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = directory.appendingPathComponent("nowhere.yaml")
+        try """
+            regions:
+              - id: caffe-macs
+                uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0
+              - id: elsewhere
+                uuid: 0F0E0D0C-0B0A-0908-0706-050403020100
+            venues:
+              - id: elsewhere
+                name: "No beacon of the café"
+                beacon: { uuid: 0F0E0D0C-0B0A-0908-0706-050403020100, major: 1, minor: 1 }
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+        let service = try await Service(configuration: configuration.path, source: "simulate:" + TestSupport.repository("scenarios/cafe.yaml"))
+        let result = try await service.python(
+            """
+            from dbus.mainloop.glib import DBusGMainLoop
+            from gi.repository import GLib
+            loop, glib = GLib.MainLoop(), DBusGMainLoop()
+            def client():
+                connection = dbus.bus.BusConnection("\(service.bus.address)", mainloop=glib)
+                return connection, dbus.Interface(connection.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
+            outcomes, pending = {}, [0]
+            def ask(who, manager):
+                pending[0] += 1
+                def done(outcome):
+                    outcomes.setdefault(who, []).append(outcome)
+                    pending[0] -= 1
+                    if pending[0] == 0:
+                        loop.quit()
+                manager.RequestNearestVenue(dbus.UInt32(15000), timeout=60, reply_handler=lambda venue: done("answered"),
+                                            error_handler=lambda error: done(error.get_dbus_name()))
+            _, a = client()
+            for _ in range(17):
+                ask("a", a)
+            quiet, c = client()
+            for _ in range(100):
+                message = dbus.lowlevel.MethodCallMessage("\(Beacond.busName)", "\(Beacond.root)", "\(Beacond.Manager1.name)", "RequestNearestVenue")
+                message.append(dbus.UInt32(15000))
+                message.set_no_reply(True)
+                quiet.send_message(message)
+            for _ in range(16):
+                ask("c", c)
+            others = [client() for _ in range(63)]
+            for _, manager in others:
+                for _ in range(16):
+                    ask("others", manager)
+            GLib.timeout_add_seconds(50, loop.quit)
+            loop.run()
+            print(json.dumps({who: {outcome: got.count(outcome) for outcome in set(got)} for who, got in outcomes.items()}, sort_keys=True))
+            """)
+        #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
+        let outcomes = try JSONDecoder().decode([String: [String: Int]].self, from: Data(result.stdout.utf8))
+        let unknown = BeacondError.Code.locationUnknown.name, busy = BeacondError.Code.busy.name
+        // a: sixteen wait and time out; the seventeenth is refused (or finds all 1,024 taken).
+        #expect(outcomes["a"]?[unknown] == 16 && outcomes["a"]?[busy] == 1, "\(outcomes)")
+        // c's hundred calls that want no reply took none of its sixteen places.
+        #expect(outcomes["c"]?[busy, default: 0] == 0 && outcomes["c"]?[unknown] == 16, "\(outcomes)")
+        // 16 + 16 + 63 × 16 = 1,040 eligible: 1,024 wait, sixteen of the others are refused.
+        #expect(outcomes["others"]?[busy] == 16 && outcomes["others"]?[unknown] == 63 * 16 - 16, "\(outcomes)")
+        // beacond still answers at once.
+        let after = try service.call("GetNearestVenue")
+        #expect(after.status != 0 && after.stderr.contains("no venue is in range"), "\(after.stderr)")
+    }
+
     @Test func aPythonClientGetsTheNearestVenue() async throws {
         let service = try await Service()
         let result = try await service.python(
