@@ -368,7 +368,7 @@ final class BusService: Sendable {
         let id = call.arguments[0].string ?? ""
         let states = answers.assumeIsolated { $0.snapshot.regionStates }
         guard let state = states[RegionDefinition.key(id: id, owner: call.sender)] ?? states[RegionDefinition.key(id: id, owner: nil)] else {
-            call.fail(BeacondError.unknownRegion("no region '\(Self.printable(id))' is monitored"))
+            call.fail(BeacondError.unknownRegion("no region '\(id.quotedForMessage)' is monitored"))
             return
         }
         call.reply([.string(state.rawValue)])
@@ -389,7 +389,8 @@ final class BusService: Sendable {
             guard let options = call.arguments[2].stringKeyedEntries else { throw BeacondError.invalidArguments("options must be a{sv}") }
             let unknown = declared.unknownKeys(in: options.keys)
             guard unknown.isEmpty else {
-                throw BeacondError.invalidArguments("unknown option(s) \(unknown.joined(separator: ", ")); expected \(declared.keyList)")
+                throw BeacondError.invalidArguments(
+                    "unknown option(s) \(unknown.prefix(8).map(\.quotedForMessage).joined(separator: ", ")); expected \(declared.keyList)")
             }
             func flag(_ key: APIDictionary.Key) throws(BeacondError) -> Bool {
                 guard let value = options[key.name] else { return true }
@@ -403,10 +404,5 @@ final class BusService: Sendable {
         } catch {
             call.fail(error)
         }
-    }
-
-    /// Text from a caller, shortened for an error message.
-    static func printable(_ text: String) -> String {
-        text.count > 64 ? String(text.prefix(64)) + "…" : text
     }
 }

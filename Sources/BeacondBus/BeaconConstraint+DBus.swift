@@ -30,7 +30,8 @@ extension BeaconConstraint {
         }
         let unknown = dictionary.unknownKeys(in: entries.keys)
         guard unknown.isEmpty else {
-            throw .invalidArguments("unknown constraint key(s) \(unknown.joined(separator: ", ")); expected \(dictionary.keyList)")
+            throw .invalidArguments(
+                "unknown constraint key(s) \(unknown.prefix(8).map(\.quotedForMessage).joined(separator: ", ")); expected \(dictionary.keyList)")
         }
         guard let text = entries[Key.uuid.name]?.string, text.count == 36, let uuid = UUID(uuidString: text) else {
             throw .invalidArguments("uuid must be a string like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")

@@ -263,6 +263,20 @@ import Testing
         let unknownRegion = try service.call("RequestState", ["s", "no-such-region"])
         #expect(unknownRegion.status != 0)
         #expect(unknownRegion.stderr.contains("no region 'no-such-region' is monitored"))
+        // A caller's megabyte of venue id, or a key with a newline, is not sent back whole.
+        let echoed = try await service.python(
+            """
+            for call in [lambda: manager.SetPreferredVenue("v" * 1000000 + "\\nforged"),
+                         lambda: manager.StartMonitoring("r", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "k\\n" * 100000: 1}, {})]:
+                try:
+                    call()
+                except dbus.exceptions.DBusException as error:
+                    message = error.get_dbus_message()
+                    print(error.get_dbus_name(), len(message) < 400, "\\n" not in message)
+            """)
+        #expect(
+            echoed.stdout.split(separator: "\n") == ["\(BeacondError.Code.unknownVenue.name) True True", "\(BeacondError.Code.invalidArguments.name) True True"],
+            "\(echoed.stdout)\(echoed.stderr)")
         let badUUID = try service.call("GetRangedBeacons", ["a{sv}", "1", "uuid", "s", "not-a-uuid"])
         #expect(badUUID.stderr.contains("uuid must be a string like"))
         let wrongSignature = try service.call("RequestState", ["u", "7"])

@@ -17,9 +17,9 @@ public enum EngineError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unknownVenue(let id): "no venue '\(id)' in the configuration"
-        case .unknownRegion(let id): "no region '\(id)' is monitored"
-        case .regionExists(let id): "a region '\(id)' is already monitored"
+        case .unknownVenue(let id): "no venue '\(id.quotedForMessage)' in the configuration"
+        case .unknownRegion(let id): "no region '\(id.quotedForMessage)' is monitored"
+        case .regionExists(let id): "a region '\(id.quotedForMessage)' is already monitored"
         }
     }
 }
