@@ -72,11 +72,15 @@ struct ObjectTree: Sendable {
         case (Self.introspectable, "Introspect"), ("", "Introspect"):
             let children = Self.children(of: call.path, in: objects.keys)
             guard interfaces != nil || !children.isEmpty else { return unknownObject(call) }
+            guard signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, got (\(signature))")) }
             call.reply([.string(Self.introspection(interfaces ?? [], children: children, isManager: managerPath == call.path))])
+        case (Self.introspectable, let member):
+            call.fail(.unknownMethod("\(Self.introspectable).\(member) does not exist: it has Introspect only"))
         case (Self.properties, let member):
             guard let interfaces else { return unknownObject(call) }
             handleProperties(call, member: member, signature: signature, interfaces: interfaces)
         case (Self.objectManager, "GetManagedObjects") where managerPath == call.path:
+            guard signature.isEmpty else { return call.fail(.invalidArgs("GetManagedObjects takes no arguments, got (\(signature))")) }
             call.reply([managedObjects(below: call.path)])
         default:
             guard let interfaces else { return unknownObject(call) }

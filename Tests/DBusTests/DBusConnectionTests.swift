@@ -117,6 +117,23 @@ import Testing
         #expect(wrongType?.message.contains("Echo takes (s)") == true)
         #expect(await failure("Nope", [])?.name == "org.freedesktop.DBus.Error.UnknownMethod")
         #expect(await failure("Echo", [.string("x")], path: "/org/example/ghost")?.name == "org.freedesktop.DBus.Error.UnknownObject")
+        // The standard interfaces check their arguments as the declared ones do.
+        func standard(_ interface: String, _ member: String, _ arguments: [DBusValue], path: String = "/org/example/counter") async -> DBusError? {
+            do {
+                _ = try await client.call(
+                    destination: "org.example.Counter", path: path, interface: interface, member: member,
+                    arguments: arguments)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await standard("org.freedesktop.DBus.Introspectable", "Introspect", [.uint32(7)])?.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(await standard("org.freedesktop.DBus.Introspectable", "Introspect", []) == nil)
+        #expect(await standard("org.freedesktop.DBus.Introspectable", "Nope", [])?.name == "org.freedesktop.DBus.Error.UnknownMethod")
+        let manager = "org.freedesktop.DBus.ObjectManager"
+        #expect(await standard(manager, "GetManagedObjects", [.string("x")], path: "/org/example")?.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(await standard(manager, "GetManagedObjects", [], path: "/org/example") == nil)
         // The server still answers after all that.
         #expect(try await client.call(
             destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
