@@ -60,7 +60,8 @@ extension Beacond {
             "RequestNearestVenue", inputs: [.init("timeout_ms", UInt32.self)], outputs: [.init("venue", .dictionary(venue))],
             errors: [.locationUnknown, .invalidArguments, .busy],
             doc: "One answer, like Core Location's requestLocation: at once when a ranged answer exists, else as soon as one does, "
-                + "else LocationUnknown when `timeout_ms` (at most 300000) has passed. Any number of callers may wait; none blocks the service.")
+                + "else LocationUnknown when `timeout_ms` (at most 300000) has passed. Up to 16 calls of a client and 1,024 in all may wait "
+                + "(past that, Busy; a call that wants no reply is not held); none blocks the service.")
         public static let getRangedBeacons = APIMethod(
             "GetRangedBeacons", inputs: [.init("constraint", .dictionary(constraint))],
             outputs: [.init("beacons", .array(.dictionary(Beacon1.dictionary)))], errors: [.invalidArguments],

@@ -100,13 +100,12 @@ import Testing
         /// Waits (up to 20 s) for a signal whose line starts with `prefix`; returns it.
         @discardableResult
         func wait(for prefix: String) async throws -> String {
-            let deadline = DispatchTime.now() + 20
-            while DispatchTime.now() < deadline {
-                guard let line = await output.fileHandleForReading.line(deadline: deadline) else { break }
-                lines.append(line)
-                if line.hasPrefix(prefix) { return line }
+            let read = await output.fileHandleForReading.lines(until: { $0.hasPrefix(prefix) }, seconds: 20)
+            lines += read.lines
+            guard read.found, let line = read.lines.last else {
+                throw TestSupport.Failure("no AvailabilityChanged '\(prefix)…' within 20 s; saw \(lines)")
             }
-            throw TestSupport.Failure("no AvailabilityChanged '\(prefix)…' within 20 s; saw \(lines)")
+            return line
         }
     }
 

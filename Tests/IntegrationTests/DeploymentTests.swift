@@ -134,17 +134,6 @@ import Testing
         return beacond
     }
 
-    /// Reads `handle` until a line satisfies `wanted` or the deadline passes; the lines read, the match last.
-    static func lines(from handle: FileHandle, until wanted: (String) -> Bool, seconds: Int) async -> (found: Bool, lines: [String]) {
-        var lines: [String] = []
-        let deadline = DispatchTime.now() + .seconds(seconds)
-        while let line = await handle.line(deadline: deadline) {
-            lines.append(line)
-            if wanted(line) { return (true, lines) }
-        }
-        return (false, lines)
-    }
-
     /// Under a unit with WatchdogSec=, beacond's main loop says it is alive
     /// (WATCHDOG=1) at half the interval, and says what it does (STATUS=).
     /// The unit itself is tried under systemd by the package test.
@@ -157,7 +146,7 @@ import Testing
         let beacond = try Self.beacond(bus: "none", notify: socket, watchdog: 0.4, stateDirectory: directory, stderr: FileHandle.nullDevice)
         defer { beacond.killAndWait() }
         var pings = 0
-        let (_, lines) = await Self.lines(from: heard, until: { line in
+        let (_, lines) = await heard.lines(until: { line in
             if line == "WATCHDOG=1" { pings += 1 }
             return pings == 3
         }, seconds: 20)
@@ -182,7 +171,7 @@ import Testing
         defer { beacond.killAndWait() }
         let logged = log.fileHandleForReading
         var pings = 0
-        let healthy = await Self.lines(from: heard, until: { line in
+        let healthy = await heard.lines(until: { line in
             if line == "WATCHDOG=1" { pings += 1 }
             return pings == 2
         }, seconds: 30)
@@ -216,18 +205,18 @@ import Testing
         defer { freezer.killAndWait() }
         try #require(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "frozen")
 
-        let stuck = await Self.lines(from: logged, until: { $0.contains("the D-Bus thread has left its work waiting for") }, seconds: 30)
+        let stuck = await logged.lines(until: { $0.contains("the D-Bus thread has left its work waiting for") }, seconds: 30)
         #expect(stuck.found, "\(stuck.lines.suffix(5))")
         // systemd would have stopped it: no ping for longer than WatchdogSec
         // (the pings of the first interval of the wedge come before).
-        let silent = await Self.lines(from: heard, until: { $0 == "silent" }, seconds: 30)
+        let silent = await heard.lines(until: { $0 == "silent" }, seconds: 30)
         #expect(silent.found, "\(silent.lines)")
 
         thaw.fileHandleForWriting.write(Data("\n".utf8))
         #expect(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "thawed")
-        let unstuck = await Self.lines(from: logged, until: { $0.contains("the D-Bus thread takes its work again") }, seconds: 30)
+        let unstuck = await logged.lines(until: { $0.contains("the D-Bus thread takes its work again") }, seconds: 30)
         #expect(unstuck.found, "\(unstuck.lines.suffix(5))")
-        let resumed = await Self.lines(from: heard, until: { $0 == "WATCHDOG=1" }, seconds: 30)
+        let resumed = await heard.lines(until: { $0 == "WATCHDOG=1" }, seconds: 30)
         #expect(resumed.found, "\(resumed.lines)")
     }
 

@@ -87,6 +87,18 @@ extension FileHandle {
         }
     }
 
+    /// Reads lines until one satisfies `wanted` or `seconds` pass; the lines
+    /// read, the match last.
+    public func lines(until wanted: (String) -> Bool, seconds: Int) async -> (found: Bool, lines: [String]) {
+        var lines: [String] = []
+        let deadline = DispatchTime.now() + .seconds(seconds)
+        while let line = await line(deadline: deadline) {
+            lines.append(line)
+            if wanted(line) { return (true, lines) }
+        }
+        return (false, lines)
+    }
+
     /// Reads up to a newline, giving up at `deadline`, on the calling thread:
     /// for a wait of milliseconds (dbus-daemon printing its address).
     public func availableLine(deadline: DispatchTime) -> String? {
