@@ -137,7 +137,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService", "BeacondAPI"]
         ),
         .testTarget(
             name: "SourcesTests",

@@ -113,6 +113,7 @@ public final class BeaconService: Service, Sendable {
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
         var keeper = StateKeeper(store: store, saved: restored)
+        var owners = RegionOwners()
         var lastTick = start
         var silentSince: Timestamp?
         var available = true
@@ -176,7 +177,8 @@ public final class BeaconService: Service, Sendable {
             for control in batch.control {
                 switch control {
                 case .request(let request):
-                    replies += handle(request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, events: &events)
+                    replies += handle(
+                        request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, owners: &owners, events: &events)
                     answered = true
                 case .availability(let now, let reason):
                     let time = sourceTime.now(ServiceClock.now())
@@ -295,22 +297,19 @@ public final class BeaconService: Service, Sendable {
     /// lives. A change that persists or creates objects is answered only once
     /// it is saved and published: the returned replies are sent after both.
     private func handle(
-        _ request: ServiceRequest, now: Timestamp, engine: inout BeaconEngine, keeper: inout StateKeeper, events: inout [EngineEvent]
+        _ request: ServiceRequest, now: Timestamp, engine: inout BeaconEngine, keeper: inout StateKeeper, owners: inout RegionOwners,
+        events: inout [EngineEvent]
     ) -> [() -> Void] {
         switch request {
-        case .startMonitoring(let region, let call):
+        case .startMonitoring(let region, let user, let call):
             // Counted here, where the regions live: a client pipelining calls cannot slip past.
-            let clientRegions = engine.monitor.definitions.filter { $0.owner != nil }
-            guard clientRegions.count(where: { $0.owner == region.owner }) < limits.regionsPerClient else {
-                call.fail(BeacondError.tooManyRegions("a client may monitor at most \(limits.regionsPerClient) regions; stop one first"))
-                return []
-            }
-            guard clientRegions.count < limits.clientRegions else {
-                call.fail(BeacondError.tooManyRegions("clients monitor \(limits.clientRegions) regions already, the most beacond takes; try again later"))
+            if let refusal = owners.refusal(owner: call.sender, user: user, regions: engine.monitor.definitions, limits: limits) {
+                call.fail(refusal)
                 return []
             }
             do {
                 try engine.startMonitoring(region, now: now)
+                owners.record(call.sender, user: user)
                 logger.info("region \(region.key) added: \(region.constraint)")
                 // Answered once the snapshot that exports the region's object is published.
                 return [{ call.reply([.objectPath(BusPaths.region(region))]) }]
@@ -363,6 +362,7 @@ public final class BeaconService: Service, Sendable {
                 call?.fail(BeacondError.invalidConfig("\(error)"))
             }
         case .clientLeft(let name):
+            owners.forget(name)
             for region in engine.monitor.definitions where region.owner == name {
                 try? engine.stopMonitoring(key: region.key, into: &events)
                 logger.info("region \(region.key) removed: its owner left the bus")

@@ -27,6 +27,8 @@ actor BusAnswers {
     /// A RequestNearestVenue call waiting for a venue.
     private struct Waiter {
         var call: DBusMethodCall
+        /// The Unix user its caller runs as, for the bound per user.
+        var user: UInt32
         var deadline: Timestamp
     }
 
@@ -37,6 +39,9 @@ actor BusAnswers {
     /// (the engine publishes five times a second; most are never asked for them).
     private var ranged: [(identity: BeaconIdentity, value: DBusValue)]?
     private var waiters: [Waiter] = []
+    /// The Unix user of each client asked so far, until it leaves the bus:
+    /// one round trip to the bus per client, not one per call.
+    private var users: [String: UInt32] = [:]
     /// What each Venue1 and Beacon1 object serves, by path: the values its
     /// last signal announced, set in the step that sends it (`BusService.publish`).
     private(set) var served: [String: [(String, DBusValue)]] = [:]
@@ -77,7 +82,8 @@ actor BusAnswers {
 
     /// Answers at once with a confident venue; otherwise fails at once for a
     /// zero timeout, or waits for one — unless the caller wants no answer, or
-    /// waits too often already (`ServiceLimits.waiters`).
+    /// its client, its user or all together wait too often already
+    /// (`ServiceLimits.waitersPerClient`, `waitersPerUser`, `waiters`).
     func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration, limits: ServiceLimits) {
         if let answer = confidentAnswer {
             return call.reply(answer)
@@ -86,13 +92,23 @@ actor BusAnswers {
             return call.fail(BeacondError.locationUnknown("no venue is known right now"))
         }
         guard call.expectsReply else { return }  // nobody to answer: holding it would only hold its message
-        guard waiters.count < limits.waiters else {
-            return call.fail(BeacondError.busy("\(limits.waiters) calls wait for a venue already; try again later, or read NearestVenue"))
-        }
         guard waiters.count(where: { $0.call.sender == call.sender }) < limits.waitersPerClient else {
             return call.fail(BeacondError.busy("this client has \(limits.waitersPerClient) calls waiting for a venue already; wait for their answers"))
         }
-        waiters.append(Waiter(call: call, deadline: snapshot.serviceTime + timeout))
+        let user: UInt32
+        do {
+            user = try self.user(of: call)
+        } catch {
+            return call.fail(error)
+        }
+        guard waiters.count(where: { $0.user == user }) < limits.waitersPerUser else {
+            return call.fail(
+                BeacondError.busy("the clients of user \(user) have \(limits.waitersPerUser) calls waiting for a venue already; wait for their answers"))
+        }
+        guard waiters.count < limits.waiters else {
+            return call.fail(BeacondError.busy("\(limits.waiters) calls wait for a venue already; try again later, or read NearestVenue"))
+        }
+        waiters.append(Waiter(call: call, user: user, deadline: snapshot.serviceTime + timeout))
     }
 
     /// Answers the waiting calls once there is a confident venue; fails those past their deadline.
@@ -109,8 +125,17 @@ actor BusAnswers {
         waiters.removeAll { $0.deadline <= now }
     }
 
-    /// A client left: its waiting calls have no one to answer.
-    func forgetWaiters(of sender: String) {
-        waiters.removeAll { $0.call.sender == sender }
+    /// The Unix user `call`'s client runs as (`DBusMethodCall.senderUser`, asked once per client).
+    func user(of call: DBusMethodCall) throws(DBusError) -> UInt32 {
+        if let user = users[call.sender] { return user }
+        let user = try call.senderUser()
+        users[call.sender] = user
+        return user
+    }
+
+    /// A client left: its waiting calls have no one to answer, and its user is not needed again.
+    func forget(_ client: String) {
+        waiters.removeAll { $0.call.sender == client }
+        users[client] = nil
     }
 }

@@ -91,7 +91,7 @@ final class BusService: Sendable {
 
     /// On the connection's thread (a signal handler).
     private func clientLeft(_ name: String) {
-        answers.assumeIsolated { $0.forgetWaiters(of: name) }
+        answers.assumeIsolated { $0.forget(name) }
         submit(.clientLeft(name))
     }
 
@@ -400,7 +400,10 @@ final class BusService: Sendable {
             let region = RegionDefinition(
                 id: id, constraint: constraint, notifyOnEntry: try flag(Manager1.OptionKey.notifyOnEntry),
                 notifyOnExit: try flag(Manager1.OptionKey.notifyOnExit), owner: call.sender)
-            submit(.startMonitoring(region, call))
+            switch answers.assumeIsolated({ answers in Result { () throws(DBusError) in try answers.user(of: call) } }) {
+            case .success(let user): submit(.startMonitoring(region, user: user, call))
+            case .failure(let error): call.fail(error)
+            }
         } catch {
             call.fail(error)
         }

@@ -3,7 +3,8 @@ import DBus
 
 /// What D-Bus callers ask of the engine; answered by the engine's owner.
 enum ServiceRequest: Sendable {
-    case startMonitoring(RegionDefinition, DBusMethodCall)
+    /// With the Unix user the caller runs as, for the bound per user.
+    case startMonitoring(RegionDefinition, user: UInt32, DBusMethodCall)
     case stopMonitoring(id: String, DBusMethodCall)
     case setPreferredVenue(String?, DBusMethodCall)
     case reload(DBusMethodCall?)
@@ -13,7 +14,7 @@ enum ServiceRequest: Sendable {
     /// The call to answer (nil for what the bus itself says, and SIGHUP's reload).
     var call: DBusMethodCall? {
         switch self {
-        case .startMonitoring(_, let call), .stopMonitoring(_, let call), .setPreferredVenue(_, let call): call
+        case .startMonitoring(_, _, let call), .stopMonitoring(_, let call), .setPreferredVenue(_, let call): call
         case .reload(let call): call
         case .clientLeft: nil
         }

@@ -41,18 +41,22 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
 
         /// What the error means, for the reference.
         public var meaning: String {
-            switch self {
+            let limits = ServiceLimits()
+            return switch self {
             case .noVenue: "No venue is in range and no preferred venue is set."
             case .locationUnknown: "No venue could be determined before the timeout."
             case .invalidConfig: "beacons.yaml is invalid; the message names every problem as file:line: field. The running configuration is kept."
             case .unknownRegion: "No region of that id is monitored (the caller's own, or one of beacons.yaml)."
             case .unknownVenue: "No venue of that id is in beacons.yaml; the message lists the venues."
             case .regionExists: "The caller already monitors a region of that id."
-            case .tooManyRegions: "At most 16 regions per client and 256 across all clients."
+            case .tooManyRegions:
+                "At most \(limits.regionsPerClient) regions per client, \(limits.regionsPerUser) for all clients of one Unix user, and \(limits.clientRegions) across all clients."
             case .notOwner: "The region comes from beacons.yaml: edit the file and Reload."
             case .invalidArguments: "An argument is malformed or out of range; the message says which and what is expected."
             case .stateNotSaved: "The state directory could not be written, so nothing was changed."
-            case .busy: "16 of the caller's requests are waiting already, or 1,024 calls wait for a venue: wait for the answers, then ask again."
+            case .busy:
+                "\(limits.queuedPerClient) of the caller's requests wait for beacond already, or calls wait for a venue: \(limits.waitersPerClient) of "
+                    + "the caller's, \(limits.waitersPerUser) of its Unix user's clients, or \(limits.waiters) in all. Wait for the answers, then ask again."
             }
         }
     }

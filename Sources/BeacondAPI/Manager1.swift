@@ -53,6 +53,9 @@ extension Beacond {
 
         // MARK: Methods
 
+        /// The bounds the methods' docs state.
+        private static let limits = ServiceLimits()
+
         public static let getNearestVenue = APIMethod(
             "GetNearestVenue", outputs: [.init("venue", .dictionary(venue))], errors: [.noVenue],
             doc: "The nearest venue now: from ranging, or the preferred venue when nothing is in range.")
@@ -60,7 +63,8 @@ extension Beacond {
             "RequestNearestVenue", inputs: [.init("timeout_ms", UInt32.self)], outputs: [.init("venue", .dictionary(venue))],
             errors: [.locationUnknown, .invalidArguments, .busy],
             doc: "One answer, like Core Location's requestLocation: at once when a ranged answer exists, else as soon as one does, "
-                + "else LocationUnknown when `timeout_ms` (at most 300000) has passed. Up to 16 calls of a client and 1,024 in all may wait "
+                + "else LocationUnknown when `timeout_ms` (at most \(limits.longestWait)) has passed. Up to \(limits.waitersPerClient) calls of a client, "
+                + "\(limits.waitersPerUser) of all clients of one Unix user and \(limits.waiters) in all may wait "
                 + "(past that, Busy; a call that wants no reply is not held); none blocks the service.")
         public static let getRangedBeacons = APIMethod(
             "GetRangedBeacons", inputs: [.init("constraint", .dictionary(constraint))],
@@ -76,7 +80,8 @@ extension Beacond {
             doc: "Monitors a region owned by the caller, at `/org/beacond/client/<owner>/<id>` (each part escaped as Venue1's paths are). "
                 + "`id` is \(Identifier.rule); the caller's ids are its own, so they "
                 + "never collide with beacons.yaml's or another client's. The region is not saved: it is removed when the caller leaves "
-                + "the bus. At most 16 per client and 256 across all clients.")
+                + "the bus. At most \(limits.regionsPerClient) per client, \(limits.regionsPerUser) for all clients of one Unix user, "
+                + "and \(limits.clientRegions) across all clients.")
         public static let stopMonitoring = APIMethod(
             "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner, .busy],
             doc: "Stops one of the caller's own regions. Another client's region of the same id is not the caller's: UnknownRegion.")

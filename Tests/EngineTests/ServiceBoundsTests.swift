@@ -1,5 +1,6 @@
 @testable import BeaconCore
 @testable import BeaconService
+import BeacondAPI
 import BeaconSources
 @testable import DBus
 import Foundation
@@ -44,6 +45,32 @@ private typealias S = EngineTestSupport
         #expect(mailbox.post(request: .reload(nil), perCaller: 16))  // SIGHUP's
         #expect(mailbox.take().control.count == 19)
         #expect(mailbox.post(request: reload(":1.5"), perCaller: 16))  // taken: room again
+    }
+
+    /// The bounds on client regions, small: two per client, three per user, four in all.
+    @Test func regionOwnersBoundEachClientEachUserAndAll() {
+        var limits = ServiceLimits()
+        (limits.regionsPerClient, limits.regionsPerUser, limits.clientRegions) = (2, 3, 4)
+        var owners = RegionOwners()
+        var regions = [RegionDefinition(id: "file", constraint: BeaconConstraint(uuid: S.uuid))]  // beacons.yaml's: not counted
+        /// Adds a region for `owner` as `user` unless refused; the refusal's message otherwise.
+        func add(_ owner: String, user: UInt32) -> String? {
+            if let refusal = owners.refusal(owner: owner, user: user, regions: regions, limits: limits) { return refusal.message }
+            regions.append(RegionDefinition(id: "r\(regions.count)", constraint: BeaconConstraint(uuid: S.uuid), owner: owner))
+            owners.record(owner, user: user)
+            return nil
+        }
+        #expect(add(":1.1", user: 1000) == nil && add(":1.1", user: 1000) == nil)
+        #expect(add(":1.1", user: 1000)?.hasPrefix("a client may monitor at most 2 regions") == true)
+        #expect(add(":1.2", user: 1000) == nil)
+        #expect(add(":1.2", user: 1000)?.hasPrefix("the clients of user 1000 monitor 3 regions already") == true)
+        #expect(add(":1.3", user: 1001) == nil)
+        #expect(add(":1.3", user: 1001)?.hasPrefix("clients monitor 4 regions already") == true)
+        // :1.1 leaves with its two regions: user 1000 has room for two again.
+        regions.removeAll { $0.owner == ":1.1" }
+        owners.forget(":1.1")
+        #expect(add(":1.4", user: 1000) == nil && add(":1.4", user: 1000) == nil)
+        #expect(add(":1.5", user: 1000)?.hasPrefix("the clients of user 1000") == true)
     }
 
     static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {

@@ -119,10 +119,14 @@ import Testing
 
     /// Calls waiting for a venue are bounded (SPEC: many callers may wait,
     /// none blocks the service): a client's seventeenth hears Busy at once,
-    /// all clients together hold at most 1,024, and calls that want no reply
-    /// are not held at all — each held call holds its message, and libdbus
-    /// stops reading the bus once those pass its limit.
+    /// all clients of one Unix user together hold at most 256 and all
+    /// clients 1,024, and calls that want no reply are not held at all —
+    /// each held call holds its message, and libdbus stops reading the bus
+    /// once those pass its limit. Clients connect as other users by taking
+    /// their uid as the effective uid while they connect, which is what the
+    /// bus authenticates.
     @Test func waitingForAVenueIsBounded() async throws {
+        let limits = ServiceLimits()
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let configuration = directory.appendingPathComponent("nowhere.yaml")
@@ -138,27 +142,39 @@ import Testing
                 beacon: { uuid: 0F0E0D0C-0B0A-0908-0706-050403020100, major: 1, minor: 1 }
             """.write(to: configuration, atomically: true, encoding: .utf8)
         let service = try await Service(configuration: configuration.path, source: "simulate:" + TestSupport.repository("scenarios/cafe.yaml"))
+        // Other users must reach the bus's socket.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: service.bus.directory.path)
         let result = try await service.python(
             """
+            import os
             from dbus.mainloop.glib import DBusGMainLoop
             from gi.repository import GLib
             loop, glib = GLib.MainLoop(), DBusGMainLoop()
-            def client():
-                connection = dbus.bus.BusConnection("\(service.bus.address)", mainloop=glib)
+            def client(uid=0):
+                os.seteuid(uid)
+                try:
+                    connection = dbus.bus.BusConnection("\(service.bus.address)", mainloop=glib)
+                finally:
+                    os.seteuid(0)
                 return connection, dbus.Interface(connection.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
+            def handled(connection):
+                # beacond handles one connection's messages in order: once it answers this, it has taken every call before.
+                connection.get_object("\(Beacond.busName)", "\(Beacond.root)").Ping(dbus_interface="org.freedesktop.DBus.Peer")
             outcomes, pending = {}, [0]
             def ask(who, manager):
                 pending[0] += 1
                 def done(outcome):
-                    outcomes.setdefault(who, []).append(outcome)
+                    outcomes.setdefault(who, {})
+                    outcomes[who][outcome] = outcomes[who].get(outcome, 0) + 1
                     pending[0] -= 1
                     if pending[0] == 0:
                         loop.quit()
                 manager.RequestNearestVenue(dbus.UInt32(15000), timeout=60, reply_handler=lambda venue: done("answered"),
-                                            error_handler=lambda error: done(error.get_dbus_name()))
-            _, a = client()
+                                            error_handler=lambda error: done(error.get_dbus_name() + ": " + error.get_dbus_message()))
+            first, a = client()
             for _ in range(17):
                 ask("a", a)
+            handled(first)
             quiet, c = client()
             for _ in range(100):
                 message = dbus.lowlevel.MethodCallMessage("\(Beacond.busName)", "\(Beacond.root)", "\(Beacond.Manager1.name)", "RequestNearestVenue")
@@ -167,23 +183,35 @@ import Testing
                 quiet.send_message(message)
             for _ in range(16):
                 ask("c", c)
-            others = [client() for _ in range(63)]
-            for _, manager in others:
+            handled(quiet)
+            # root's fifteen more clients pass its 256 places; users 1, 2 and 3 fill theirs, and so all 1,024; nobody finds none.
+            clients = [("root", client()) for _ in range(15)] + [(str(uid), client(uid)) for uid in (1, 2, 3) for _ in range(16)]
+            clients.append(("nobody", client(65534)))
+            for who, (connection, manager) in clients:
                 for _ in range(16):
-                    ask("others", manager)
+                    ask(who, manager)
+                handled(connection)
             GLib.timeout_add_seconds(50, loop.quit)
             loop.run()
-            print(json.dumps({who: {outcome: got.count(outcome) for outcome in set(got)} for who, got in outcomes.items()}, sort_keys=True))
+            print(json.dumps(outcomes, sort_keys=True))
             """)
         #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
         let outcomes = try JSONDecoder().decode([String: [String: Int]].self, from: Data(result.stdout.utf8))
-        let unknown = BeacondError.Code.locationUnknown.name, busy = BeacondError.Code.busy.name
-        // a: sixteen wait and time out; the seventeenth is refused (or finds all 1,024 taken).
-        #expect(outcomes["a"]?[unknown] == 16 && outcomes["a"]?[busy] == 1, "\(outcomes)")
+        let unknown = "\(BeacondError.Code.locationUnknown.name): no venue could be determined within the timeout"
+        let busy = BeacondError.Code.busy.name
+        // a: sixteen wait and time out; the seventeenth is refused.
+        let perClient = "\(busy): this client has \(limits.waitersPerClient) calls waiting for a venue already; wait for their answers"
+        #expect(outcomes["a"] == [unknown: 16, perClient: 1], "\(outcomes)")
         // c's hundred calls that want no reply took none of its sixteen places.
-        #expect(outcomes["c"]?[busy, default: 0] == 0 && outcomes["c"]?[unknown] == 16, "\(outcomes)")
-        // 16 + 16 + 63 × 16 = 1,040 eligible: 1,024 wait, sixteen of the others are refused.
-        #expect(outcomes["others"]?[busy] == 16 && outcomes["others"]?[unknown] == 63 * 16 - 16, "\(outcomes)")
+        #expect(outcomes["c"] == [unknown: 16], "\(outcomes)")
+        // root's 17 clients asked for 16 + 16 + 15 × 16 = 272: its last sixteen are refused.
+        let perUser = "\(busy): the clients of user 0 have \(limits.waitersPerUser) calls waiting for a venue already; wait for their answers"
+        #expect(outcomes["root"] == [unknown: 15 * 16 - 16, perUser: 16], "\(outcomes)")
+        for user in ["1", "2", "3"] {
+            #expect(outcomes[user] == [unknown: 256], "\(outcomes)")
+        }
+        let all = "\(busy): \(limits.waiters) calls wait for a venue already; try again later, or read NearestVenue"
+        #expect(outcomes["nobody"] == [all: 16], "\(outcomes)")
         // beacond still answers at once.
         let after = try service.call("GetNearestVenue")
         #expect(after.status != 0 && after.stderr.contains("no venue is in range"), "\(after.stderr)")

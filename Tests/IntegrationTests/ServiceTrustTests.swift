@@ -73,7 +73,6 @@ import Testing
                 print(error.get_dbus_name())
             objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
             print(sum(1 for path, interfaces in objects.items() if interfaces.get("\(Beacond.Region1.name)", {}).get("Owner") == bus.get_unique_name()))
-            # Many clients together: 17 more of 16 each meet the global bound of 256.
             """)
         #expect(result.status == 0, "\(result.stderr)")
         // The last call is refused either by the region bound or, while 16 of
@@ -81,23 +80,71 @@ import Testing
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2 && [BeacondError.Code.tooManyRegions.name, BeacondError.Code.busy.name].contains(lines[0]), "\(result.stdout)")
         #expect(lines.last == "16", "\(result.stdout)")
-        let global = try await service.python(
-            """
-            clients = [dbus.bus.BusConnection("\(service.bus.address)") for _ in range(17)]
-            added, refused = 0, set()
-            for n, client in enumerate(clients):
-                other = dbus.Interface(client.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
-                for i in range(16):
-                    try:
-                        other.StartMonitoring("r%d" % i, {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(n)}, {})
-                        added += 1
-                    except dbus.exceptions.DBusException as error:
-                        refused.add(error.get_dbus_name())
-            print(added, sorted(refused))
-            """)
-        #expect(global.status == 0, "\(global.stderr)")
-        #expect(global.stdout == "256 ['\(BeacondError.Code.tooManyRegions.name)']\n", "\(global.stdout)")
         #expect(try service.call("GetRangedBeacons", ["a{sv}", "0"]).status == 0)
+    }
+
+    /// One member may open many connections: the bound on regions holds for
+    /// all clients of one Unix user together (64), then for all (256), and a
+    /// user's places come back when its clients leave. The python client
+    /// connects as other users by taking their uid as its effective uid while
+    /// it connects, which is what the bus authenticates.
+    @Test func regionBoundsHoldPerUserAndInAll() async throws {
+        let limits = ServiceLimits()
+        let service = try await Service()
+        // Other users must reach the bus's socket.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: service.bus.directory.path)
+        let result = try await service.python(
+            """
+            import os, time
+            def connect(uid):
+                os.seteuid(uid)
+                try:
+                    return dbus.bus.BusConnection("\(service.bus.address)")
+                finally:
+                    os.seteuid(0)
+            def fill(uid, clients, counts):
+                connections = [connect(uid) for _ in range(clients)]
+                for n, connection in enumerate(connections):
+                    other = dbus.Interface(connection.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
+                    for i in range(\(limits.regionsPerClient)):
+                        try:
+                            other.StartMonitoring("r%d" % i, {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": dbus.UInt16(n)}, {})
+                            outcome = "added"
+                        except dbus.exceptions.DBusException as error:
+                            outcome = error.get_dbus_name() + ": " + error.get_dbus_message()
+                        counts[outcome] = counts.get(outcome, 0) + 1
+                return connections
+            def regions():
+                objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
+                return sum(1 for path, interfaces in objects.items() if path.startswith("\(Beacond.Region1.clientPath)/") and "\(Beacond.Region1.name)" in interfaces)
+            report, held = {}, {}
+            # root, daemon and bin open five clients of sixteen each; sys four.
+            for uid, clients in ((0, 5), (1, 5), (2, 5), (3, 4)):
+                held[uid] = fill(uid, clients, report.setdefault(str(uid), {}))
+            # All 256 are taken: nobody's first client is refused.
+            fill(65534, 1, report.setdefault("nobody, all taken", {}))
+            report["client regions"] = {"count": regions()}
+            # root's clients leave; their regions go, and nobody gets places.
+            for connection in held.pop(0):
+                connection.close()
+            deadline = time.monotonic() + 20
+            while regions() > 192 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            fill(65534, 1, report.setdefault("nobody, after root left", {}))
+            print(json.dumps(report))
+            """)
+        #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
+        let report = try JSONDecoder().decode([String: [String: Int]].self, from: Data(result.stdout.utf8))
+        let name = BeacondError.Code.tooManyRegions.name
+        let perUser = "\(name): the clients of user %@ monitor \(limits.regionsPerUser) regions already, the most one user may; stop one first"
+        for user in ["0", "1", "2"] {
+            #expect(report[user] == ["added": 64, String(format: perUser, user): 16], "\(report)")
+        }
+        #expect(report["3"] == ["added": 64], "\(report)")
+        #expect(report["client regions"] == ["count": limits.clientRegions], "\(report)")
+        let all = "\(name): clients monitor \(limits.clientRegions) regions already, the most beacond takes; try again later"
+        #expect(report["nobody, all taken"] == [all: 16], "\(report)")
+        #expect(report["nobody, after root left"] == ["added": 16], "\(report)")
     }
 
     /// A capture whose times are the extremes of Int64 (btsnoop's field) replays without a crash.

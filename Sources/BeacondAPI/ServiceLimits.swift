@@ -1,8 +1,13 @@
 /// The service's bounds on what callers and a flood over the air can make it
-/// hold or send. The engine's own bounds are `EngineLimits`.
+/// hold or send. The engine's own bounds are `EngineLimits`. Declared with
+/// the API because its errors quote them (`BeacondError.Code.meaning`).
 public struct ServiceLimits: Sendable {
     /// Regions one bus client may add.
     public var regionsPerClient = 16
+    /// Regions all clients of one Unix user may add together: a member may
+    /// open many connections, and must not take every client region from
+    /// the others.
+    public var regionsPerUser = 64
     /// Regions all clients together may add: each costs work for every new beacon heard.
     public var clientRegions = 256
     /// Advertisements waiting for the engine; past this they are dropped and counted.
@@ -19,6 +24,9 @@ public struct ServiceLimits: Sendable {
     /// each holds its message, and libdbus stops reading the bus once the
     /// messages it holds pass its limit, so unbounded waiters would deafen beacond.
     public var waitersPerClient = 16
+    /// All clients of one Unix user together: a member with many connections
+    /// must not take every place from the others.
+    public var waitersPerUser = 256
     public var waiters = 1_024
     /// Requests one client may have queued for the engine (a start, stop,
     /// preference or reload not yet taken): a flood from one client delays
