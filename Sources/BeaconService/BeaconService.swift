@@ -113,7 +113,7 @@ public final class BeaconService: Service, Sendable {
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
         var keeper = StateKeeper(store: store, saved: restored)
-        var owners = RegionOwners()
+        var owners = RegionOwners(limits: limits)
         var lastTick = start
         var silentSince: Timestamp?
         var available = true
@@ -303,7 +303,7 @@ public final class BeaconService: Service, Sendable {
         switch request {
         case .startMonitoring(let region, let user, let call):
             // Counted here, where the regions live: a client pipelining calls cannot slip past.
-            if let refusal = owners.refusal(owner: call.sender, user: user, regions: engine.monitor.definitions, limits: limits) {
+            if let refusal = owners.refusal(owner: call.sender, user: user, regions: engine.monitor.definitions, limits: limits, now: now) {
                 call.fail(refusal)
                 return []
             }

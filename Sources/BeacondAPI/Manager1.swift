@@ -81,7 +81,8 @@ extension Beacond {
                 + "`id` is \(Identifier.rule); the caller's ids are its own, so they "
                 + "never collide with beacons.yaml's or another client's. The region is not saved: it is removed when the caller leaves "
                 + "the bus. At most \(limits.regionsPerClient) per client, \(limits.regionsPerUser) for all clients of one Unix user, "
-                + "and \(limits.clientRegions) across all clients.")
+                + "and \(limits.clientRegions) across all clients; one user's clients may start \(limits.regionsPerUser) in a row, then one "
+                + "every \(limits.regionStartInterval.seconds.decimals(0)) s (Busy names the wait).")
         public static let stopMonitoring = APIMethod(
             "StopMonitoring", inputs: [.init("id", String.self)], errors: [.unknownRegion, .notOwner, .busy],
             doc: "Stops one of the caller's own regions. Another client's region of the same id is not the caller's: UnknownRegion.")

@@ -8,6 +8,13 @@ public struct ServiceLimits: Sendable {
     /// open many connections, and must not take every client region from
     /// the others.
     public var regionsPerUser = 64
+    /// How often one user's clients may start regions once `regionsPerUser`
+    /// have started in a row: each start and stop is announced to every
+    /// member's clients (InterfacesAdded, InterfacesRemoved, RegionEntered),
+    /// and a client starting and stopping in a loop made 530 such signals a
+    /// second. A client starts its regions once, as it begins; 64 at once and
+    /// one a second after that leaves it all it needs.
+    public var regionStartInterval: Duration = .seconds(1)
     /// Regions all clients together may add: each costs work for every new beacon heard.
     public var clientRegions = 256
     /// Advertisements waiting for the engine; past this they are dropped and counted.

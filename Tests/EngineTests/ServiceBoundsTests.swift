@@ -51,11 +51,14 @@ private typealias S = EngineTestSupport
     @Test func regionOwnersBoundEachClientEachUserAndAll() {
         var limits = ServiceLimits()
         (limits.regionsPerClient, limits.regionsPerUser, limits.clientRegions) = (2, 3, 4)
-        var owners = RegionOwners()
+        limits.regionStartInterval = .milliseconds(1)  // not what this test is about
+        var owners = RegionOwners(limits: limits)
         var regions = [RegionDefinition(id: "file", constraint: BeaconConstraint(uuid: S.uuid))]  // beacons.yaml's: not counted
-        /// Adds a region for `owner` as `user` unless refused; the refusal's message otherwise.
+        var now = S.t0
+        /// Adds a region for `owner` as `user` a second later unless refused; the refusal's message otherwise.
         func add(_ owner: String, user: UInt32) -> String? {
-            if let refusal = owners.refusal(owner: owner, user: user, regions: regions, limits: limits) { return refusal.message }
+            now = now + .seconds(1)
+            if let refusal = owners.refusal(owner: owner, user: user, regions: regions, limits: limits, now: now) { return refusal.message }
             regions.append(RegionDefinition(id: "r\(regions.count)", constraint: BeaconConstraint(uuid: S.uuid), owner: owner))
             owners.record(owner, user: user)
             return nil
@@ -71,6 +74,25 @@ private typealias S = EngineTestSupport
         owners.forget(":1.1")
         #expect(add(":1.4", user: 1000) == nil && add(":1.4", user: 1000) == nil)
         #expect(add(":1.5", user: 1000)?.hasPrefix("the clients of user 1000") == true)
+    }
+
+    /// One user's starts: three in a row, then one a second; another user's are its own.
+    @Test func regionStartsArePacedPerUser() {
+        var limits = ServiceLimits()
+        (limits.regionsPerClient, limits.regionsPerUser, limits.clientRegions) = (100, 3, 100)
+        var owners = RegionOwners(limits: limits)
+        func start(_ user: UInt32, at offset: Duration) -> String? {
+            owners.refusal(owner: ":1.\(user)", user: user, regions: [], limits: limits, now: S.t0 + offset)?.message
+        }
+        #expect((0..<3).allSatisfy { _ in start(1000, at: .zero) == nil })
+        #expect(start(1000, at: .milliseconds(400)) == "the clients of user 1000 started 3 regions in a row; the next may start in 0.6 s")
+        #expect(start(1001, at: .milliseconds(400)) == nil)
+        #expect(start(1000, at: .seconds(1)) == nil)
+        #expect(start(1000, at: .milliseconds(1500))?.hasSuffix("in 0.5 s") == true)
+        #expect(start(1000, at: .seconds(2)) == nil)
+        // Quiet for the burst's length, the user has its burst back.
+        #expect((0..<3).allSatisfy { _ in start(1000, at: .seconds(5)) == nil })
+        #expect(start(1000, at: .seconds(5)) != nil)
     }
 
     static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {
