@@ -5,6 +5,7 @@ with a random hand sway added.
 
     scripts/ranging-walks.py [--beacond .build/debug/beacond]
     scripts/ranging-walks.py --stands-only --receivers 1hz-averaged --seeds 3 [--keep DIR]
+    scripts/ranging-walks.py --stands-only --calibration-error 0
 
 Every trace is written to a temporary directory and scored with
 `beacond evaluate --trace FILE --json`; nothing here is fitted, and the seeds
@@ -27,7 +28,16 @@ eight seeds each, summarised as means and as how many seeds beacond beats
 both baselines on. In brackets, the stand average of `evaluate`: the mean
 RSSI since the true distance last changed, which knows when the listener
 moved — what a filter that saw every move at once and then averaged would
-give on those recordings:
+give on those recordings.
+
+Each of these recordings has one calibration error, as a real one calibrated
+once has: the true power at 1 m is -59 dBm + c, c drawn once per recording
+from N(0, 2 dB), while its measured_power column still says -59. 2 dB is
+beacond's σ_cal (docs/ranging.md, "The constants": the low end of the 2–3 dB
+published between calibrations and between phones). c comes from a generator
+of its own, so every other draw is as without it; `--calibration-error 0`
+makes the recordings without it (the table before 2026-11-26, session 14).
+The receivers:
 
 - 10hz:          raw packets at 10 Hz, 4 dB apart (a Pi, an Android phone);
 - 10hz-hand:     the same, held in a randomly swaying hand (3 dB, 5 s);
@@ -52,6 +62,9 @@ import tempfile
 UUID = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 HEADER = ["time_ms", "uuid", "major", "minor", "rssi", "measured_power", "true_distance_m"]
 POWER = -59.0
+# The stands' calibration error, σ of the true 1 m power about the file's
+# measured_power: beacond's σ_cal (docs/ranging.md, "The constants"; 2–3 dB published).
+CALIBRATION_ERROR = 2.0
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -191,16 +204,20 @@ def main():
                         help="the stands' receivers to run (all by default)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds per receiver (8 by default)")
     parser.add_argument("--keep", metavar="DIR", help="write the traces into DIR and keep them")
+    parser.add_argument("--calibration-error", metavar="DB", type=float, default=CALIBRATION_ERROR,
+                        help=f"σ of the stands' calibration error, one draw per recording ({CALIBRATION_ERROR:g} by default; 0: none)")
     arguments = parser.parse_args()
     if arguments.seeds < 1:
         parser.error("--seeds must be 1 or more")
+    if not (math.isfinite(arguments.calibration_error) and arguments.calibration_error >= 0):
+        parser.error("--calibration-error must be 0 or more")
     if arguments.keep:
         os.makedirs(arguments.keep, exist_ok=True)
     with tempfile.TemporaryDirectory() as temporary:
         directory = arguments.keep or temporary
         if not arguments.stands_only:
             walks(arguments.beacond, directory)
-        stands_table(arguments.beacond, directory, arguments.receivers, arguments.seeds)
+        stands_table(arguments.beacond, directory, arguments.receivers, arguments.seeds, arguments.calibration_error)
 
 
 def walks(beacond, directory):
@@ -227,13 +244,16 @@ def walks(beacond, directory):
     print()
 
 
-def stands_table(beacond, directory, receivers, seeds):
-    print(f"{f'stands, {seeds} seeds (means)':28} {'median error (m): beacond / raw / 20 s, won (stand average)':62} {'bands (%): beacond / raw / 20 s, won (stand average)':54} coverage (%)")
+def stands_table(beacond, directory, receivers, seeds, calibration_error):
+    print(f"{f'stands, {seeds} seeds (means), σ_cal {calibration_error:g} dB':36} {'median error (m): beacond / raw / 20 s, won (stand average)':62} {'bands (%): beacond / raw / 20 s, won (stand average)':54} coverage (%)")
     for receiver in receivers:
         scores = []
         for seed in range(1, seeds + 1):
             path = os.path.join(directory, f"stands-{receiver}-s{seed}.csv")
-            write(path, stands(receiver, random.Random(f"stands-{receiver}-{seed}")))
+            rows = stands(receiver, random.Random(f"stands-{receiver}-{seed}"))
+            # The true 1 m power is POWER + c; the file's measured_power still says POWER.
+            c = random.Random(f"calibration-{receiver}-{seed}").gauss(0, calibration_error)
+            write(path, [(time_ms, value + c, distance) for time_ms, value, distance in rows])
             scores.append(score(beacond, path))
         errors = [statistics.mean(s[0][i] for s in scores) for i in range(4)]
         bands = [100 * statistics.mean(s[1][i] for s in scores) for i in range(4)]
@@ -241,7 +261,7 @@ def stands_table(beacond, directory, receivers, seeds):
         won_bands = sum(s[1][0] > max(s[1][1:3]) for s in scores)
         coverage = [100 * s[2] for s in scores]
         print(
-            f"{receiver:28} {' / '.join(f'{e:.3f}' for e in errors[:3]) + f', {won_errors} of {seeds} ({errors[3]:.3f})':62} "
+            f"{receiver:36} {' / '.join(f'{e:.3f}' for e in errors[:3]) + f', {won_errors} of {seeds} ({errors[3]:.3f})':62} "
             f"{' / '.join(f'{b:.1f}' for b in bands[:3]) + f', {won_bands} of {seeds} ({bands[3]:.1f})':54} "
             f"{statistics.mean(coverage):.1f} ({min(coverage):.0f}-{max(coverage):.0f})"
         )
