@@ -113,7 +113,7 @@ public final class BeaconService: Service, Sendable {
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
         var keeper = StateKeeper(store: store, saved: restored)
-        var owners = RegionOwners(limits: limits)
+        var bounds = CallerBounds(limits: limits)
         var lastTick = start
         var silentSince: Timestamp?
         var available = true
@@ -178,7 +178,7 @@ public final class BeaconService: Service, Sendable {
                 switch control {
                 case .request(let request):
                     replies += handle(
-                        request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, owners: &owners, events: &events)
+                        request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, bounds: &bounds, events: &events)
                     answered = true
                 case .availability(let now, let reason):
                     let time = sourceTime.now(ServiceClock.now())
@@ -297,19 +297,20 @@ public final class BeaconService: Service, Sendable {
     /// lives. A change that persists or creates objects is answered only once
     /// it is saved and published: the returned replies are sent after both.
     private func handle(
-        _ request: ServiceRequest, now: Timestamp, engine: inout BeaconEngine, keeper: inout StateKeeper, owners: inout RegionOwners,
+        _ request: ServiceRequest, now: Timestamp, engine: inout BeaconEngine, keeper: inout StateKeeper, bounds: inout CallerBounds,
         events: inout [EngineEvent]
     ) -> [() -> Void] {
         switch request {
-        case .startMonitoring(let region, let user, let call):
+        case .startMonitoring(let region, let caller):
+            let call = caller.call
             // Counted here, where the regions live: a client pipelining calls cannot slip past.
-            if let refusal = owners.refusal(owner: call.sender, user: user, regions: engine.monitor.definitions, limits: limits, now: now) {
+            if let refusal = bounds.refusalToStart(caller, regions: engine.monitor.definitions, now: now) {
                 call.fail(refusal)
                 return []
             }
             do {
                 try engine.startMonitoring(region, now: now)
-                owners.record(call.sender, user: user)
+                bounds.started(caller)
                 logger.info("region \(region.key) added: \(region.constraint)")
                 // Answered once the snapshot that exports the region's object is published.
                 return [{ call.reply([.objectPath(BusPaths.region(region))]) }]
@@ -326,8 +327,18 @@ public final class BeaconService: Service, Sendable {
             } else {
                 call.fail(BeacondError.unknownRegion("you monitor no region '\(id.quotedForMessage)'"))
             }
-        case .setPreferredVenue(let id, let call):
+        case .setPreferredVenue(let id, let caller):
+            let call = caller.call
             let previous = engine.preferredVenueID
+            // Setting it again writes nothing, so it is not paced: a kiosk may say it on every screen.
+            guard id != previous else {
+                call.reply()
+                return []
+            }
+            if let refusal = bounds.refusalToChange(caller, now: now) {
+                call.fail(refusal)
+                return []
+            }
             do {
                 try engine.setPreferredVenue(id)
             } catch {
@@ -345,7 +356,12 @@ public final class BeaconService: Service, Sendable {
             engine.tick(now: now, into: &events)
             logger.info("preferred venue: \(id ?? "none (nearest to me)")")
             return [{ call.reply() }]
-        case .reload(let call):
+        case .reload(let caller):
+            let call = caller?.call
+            if let caller, let refusal = bounds.refusalToChange(caller, now: now) {
+                caller.call.fail(refusal)
+                return []
+            }
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
                 engine.reconfigure(configuration, now: now, into: &events)
@@ -362,7 +378,7 @@ public final class BeaconService: Service, Sendable {
                 call?.fail(BeacondError.invalidConfig("\(error)"))
             }
         case .clientLeft(let name):
-            owners.forget(name)
+            bounds.forget(name)
             for region in engine.monitor.definitions where region.owner == name {
                 try? engine.stopMonitoring(key: region.key, into: &events)
                 logger.info("region \(region.key) removed: its owner left the bus")

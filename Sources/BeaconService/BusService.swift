@@ -89,6 +89,15 @@ final class BusService: Sendable {
             BeacondError.busy("this client has \(limits.queuedPerClient) requests waiting for beacond already; wait for their answers"))
     }
 
+    /// Hands `call`'s request to the engine with the Unix user its client
+    /// runs as, for the bounds per user; on the connection's thread (a handler).
+    private func submit(_ call: DBusMethodCall, _ request: (Caller) -> ServiceRequest) {
+        switch answers.assumeIsolated({ answers in Result { () throws(DBusError) in try answers.user(of: call) } }) {
+        case .success(let user): submit(request(Caller(call: call, user: user)))
+        case .failure(let error): call.fail(error)
+        }
+    }
+
     /// On the connection's thread (a signal handler).
     private func clientLeft(_ name: String) {
         answers.assumeIsolated { $0.forget(name) }
@@ -290,9 +299,9 @@ final class BusService: Sendable {
             Manager1.stopMonitoring: { $0.submit(.stopMonitoring(id: $1.arguments[0].string ?? "", $1)) },
             Manager1.setPreferredVenue: { service, call in
                 let id = call.arguments[0].string ?? ""
-                service.submit(.setPreferredVenue(id.isEmpty ? nil : id, call))
+                service.submit(call) { .setPreferredVenue(id.isEmpty ? nil : id, $0) }
             },
-            Manager1.reload: { $0.submit(.reload($1)) },
+            Manager1.reload: { service, call in service.submit(call) { .reload($0) } },
         ]
         return DBusInterface(
             Manager1.interface,
@@ -400,10 +409,7 @@ final class BusService: Sendable {
             let region = RegionDefinition(
                 id: id, constraint: constraint, notifyOnEntry: try flag(Manager1.OptionKey.notifyOnEntry),
                 notifyOnExit: try flag(Manager1.OptionKey.notifyOnExit), owner: call.sender)
-            switch answers.assumeIsolated({ answers in Result { () throws(DBusError) in try answers.user(of: call) } }) {
-            case .success(let user): submit(.startMonitoring(region, user: user, call))
-            case .failure(let error): call.fail(error)
-            }
+            submit(call) { .startMonitoring(region, $0) }
         } catch {
             call.fail(error)
         }

@@ -1,48 +1,65 @@
 import BeaconCore
 import BeacondAPI
 
-/// The Unix user behind each client that added regions, so the bounds on
-/// client regions hold per client, per user and in all (`ServiceLimits`):
-/// one member may open many connections, and counted per connection alone
-/// it could take every client region from the others. Kept by the engine's
-/// owner beside the regions it counts.
-/// Starts are paced per user too (`ServiceLimits.regionStartInterval`).
-struct RegionOwners: Sendable {
+/// What each client and each Unix user may still ask of the engine
+/// (`ServiceLimits`), checked by the engine's owner where the regions and
+/// the state live, so pipelined calls cannot race past it:
+/// - client regions, per client, per user and in all: one member may open
+///   many connections, and counted per connection alone it could take every
+///   client region from the others;
+/// - the pace of region starts per user: each is announced to every member;
+/// - the pace of changes per user (SetPreferredVenue, Reload): each is a
+///   write of state.json to an SD card, or a read of beacons.yaml and a log line.
+struct CallerBounds: Sendable {
+    private let limits: ServiceLimits
+    /// The user behind each client that added regions.
     private var users: [String: UInt32] = [:]
     private var starts: RatePacer<UInt32>
+    private var changes: RatePacer<UInt32>
 
     init(limits: ServiceLimits) {
+        self.limits = limits
         starts = RatePacer(interval: limits.regionStartInterval, burst: limits.regionsPerUser)
+        changes = RatePacer(interval: limits.changeInterval, burst: limits.changesPerUser)
     }
 
-    /// Why `owner`, running as `user`, may not add a region to `regions` at
-    /// `now`; nil if it may, and then the start is counted against its user's pace.
-    mutating func refusal(owner: String, user: UInt32, regions: [RegionDefinition], limits: ServiceLimits, now: Timestamp) -> BeacondError? {
+    /// Why `caller` may not add a region to `regions` at `now`; nil if it
+    /// may, and then the start is counted against its user's pace.
+    mutating func refusalToStart(_ caller: Caller, regions: [RegionDefinition], now: Timestamp) -> BeacondError? {
         let owners = regions.compactMap(\.owner)
-        if owners.count(where: { $0 == owner }) >= limits.regionsPerClient {
+        if owners.count(where: { $0 == caller.call.sender }) >= limits.regionsPerClient {
             return .tooManyRegions("a client may monitor at most \(limits.regionsPerClient) regions; stop one first")
         }
-        if owners.count(where: { users[$0] == user }) >= limits.regionsPerUser {
+        if owners.count(where: { users[$0] == caller.user }) >= limits.regionsPerUser {
             return .tooManyRegions(
-                "the clients of user \(user) monitor \(limits.regionsPerUser) regions already, the most one user may; stop one first")
+                "the clients of user \(caller.user) monitor \(limits.regionsPerUser) regions already, the most one user may; stop one first")
         }
         if owners.count >= limits.clientRegions {
             return .tooManyRegions("clients monitor \(limits.clientRegions) regions already, the most beacond takes; try again later")
         }
-        if let wait = starts.admit(user, now: now) {
+        if let wait = starts.admit(caller.user, now: now) {
             return .busy(
-                "the clients of user \(user) started \(limits.regionsPerUser) regions in a row; the next may start in \(wait.seconds.decimals(1)) s")
+                "the clients of user \(caller.user) started \(limits.regionsPerUser) regions in a row; the next may start in \(wait.seconds.decimals(1)) s")
         }
         return nil
     }
 
-    /// `owner` runs as `user` (a client's user cannot change while it is connected).
-    mutating func record(_ owner: String, user: UInt32) {
-        users[owner] = user
+    /// Why `caller` may not make a change (SetPreferredVenue, Reload) at
+    /// `now`; nil if it may, and then the change is counted against its user's pace.
+    mutating func refusalToChange(_ caller: Caller, now: Timestamp) -> BeacondError? {
+        guard let wait = changes.admit(caller.user, now: now) else { return nil }
+        return .busy(
+            "the clients of user \(caller.user) made \(limits.changesPerUser) changes (SetPreferredVenue, Reload) in a row; "
+                + "the next may be made in \(wait.seconds.decimals(1)) s")
     }
 
-    /// `owner` left the bus, and its regions with it.
-    mutating func forget(_ owner: String) {
-        users[owner] = nil
+    /// `caller` added a region (a client's user cannot change while it is connected).
+    mutating func started(_ caller: Caller) {
+        users[caller.call.sender] = caller.user
+    }
+
+    /// `client` left the bus, and its regions with it.
+    mutating func forget(_ client: String) {
+        users[client] = nil
     }
 }

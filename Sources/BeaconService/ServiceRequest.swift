@@ -3,20 +3,27 @@ import DBus
 
 /// What D-Bus callers ask of the engine; answered by the engine's owner.
 enum ServiceRequest: Sendable {
-    /// With the Unix user the caller runs as, for the bound per user.
-    case startMonitoring(RegionDefinition, user: UInt32, DBusMethodCall)
+    case startMonitoring(RegionDefinition, Caller)
     case stopMonitoring(id: String, DBusMethodCall)
-    case setPreferredVenue(String?, DBusMethodCall)
-    case reload(DBusMethodCall?)
+    case setPreferredVenue(String?, Caller)
+    /// nil: SIGHUP's, which no caller waits for.
+    case reload(Caller?)
     /// A bus client went away: its regions go with it.
     case clientLeft(String)
 
     /// The call to answer (nil for what the bus itself says, and SIGHUP's reload).
     var call: DBusMethodCall? {
         switch self {
-        case .startMonitoring(_, _, let call), .stopMonitoring(_, let call), .setPreferredVenue(_, let call): call
-        case .reload(let call): call
+        case .startMonitoring(_, let caller), .setPreferredVenue(_, let caller): caller.call
+        case .stopMonitoring(_, let call): call
+        case .reload(let caller): caller?.call
         case .clientLeft: nil
         }
     }
+}
+
+/// A call with the Unix user its client runs as, for the bounds per user (`CallerBounds`).
+struct Caller: Sendable {
+    let call: DBusMethodCall
+    let user: UInt32
 }

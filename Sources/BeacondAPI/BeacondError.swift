@@ -58,7 +58,9 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
                 "Too much asked at once, and the message says which: \(limits.queuedPerClient) of the caller's requests wait for beacond already; "
                     + "or calls wait for a venue, \(limits.waitersPerClient) of the caller's, \(limits.waitersPerUser) of its Unix user's clients "
                     + "or \(limits.waiters) in all; or its Unix user's clients started \(limits.regionsPerUser) regions in a row, after which one "
-                    + "may start every \(limits.regionStartInterval.seconds.decimals(0)) s. Wait for the answers, or the time the message names, then ask again."
+                    + "may start every \(limits.regionStartInterval.seconds.decimals(0)) s, or made \(limits.changesPerUser) changes (SetPreferredVenue, "
+                    + "Reload) in a row, after which one every \(limits.changeInterval.seconds.decimals(0)) s. "
+                    + "Wait for the answers, or the time the message names, then ask again."
             }
         }
     }

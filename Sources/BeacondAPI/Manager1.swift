@@ -88,9 +88,12 @@ extension Beacond {
             doc: "Stops one of the caller's own regions. Another client's region of the same id is not the caller's: UnknownRegion.")
         public static let setPreferredVenue = APIMethod(
             "SetPreferredVenue", inputs: [.init("id", String.self)], errors: [.unknownVenue, .stateNotSaved, .busy],
-            doc: "The venue to answer with when nothing is in range, or \"\" for nearest only. Persisted, and answered only once on disk.")
+            doc: "The venue to answer with when nothing is in range, or \"\" for nearest only. Persisted, and answered only once on disk. "
+                + "One user's clients may change it (or Reload) \(limits.changesPerUser) times in a row, then once every "
+                + "\(limits.changeInterval.seconds.decimals(0)) s (Busy names the wait); setting the venue it already is is always answered.")
         public static let reload = APIMethod(
-            "Reload", errors: [.invalidConfig, .busy], doc: "Re-reads beacons.yaml, as SIGHUP does; an invalid file changes nothing.")
+            "Reload", errors: [.invalidConfig, .busy],
+            doc: "Re-reads beacons.yaml, as SIGHUP does; an invalid file changes nothing. Paced with SetPreferredVenue's changes.")
 
         // MARK: Properties
 

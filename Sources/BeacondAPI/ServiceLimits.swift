@@ -15,6 +15,13 @@ public struct ServiceLimits: Sendable {
     /// second. A client starts its regions once, as it begins; 64 at once and
     /// one a second after that leaves it all it needs.
     public var regionStartInterval: Duration = .seconds(1)
+    /// Changes one user's clients may make in a row (SetPreferredVenue,
+    /// Reload), and how often after that: each preferred venue is an fsync
+    /// of state.json — on a Pi's SD card, wear, at a thousand a second when
+    /// a client alternates two venues — and each Reload reads beacons.yaml
+    /// and logs a line. A kiosk changes the venue when a person taps.
+    public var changesPerUser = 16
+    public var changeInterval: Duration = .seconds(1)
     /// Regions all clients together may add: each costs work for every new beacon heard.
     public var clientRegions = 256
     /// Advertisements waiting for the engine; past this they are dropped and counted.

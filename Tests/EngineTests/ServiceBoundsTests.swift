@@ -31,13 +31,20 @@ private typealias S = EngineTestSupport
         #expect(batch.advertisements.count == 1 && batch.control.isEmpty && batch.dropped == 2)
     }
 
+    /// A call from `sender` that nobody hears the answer to.
+    static func call(_ member: String, from sender: String) -> DBusMethodCall {
+        DBusMethodCall(sender: sender, path: "/org/beacond", interface: "org.beacond.Manager1", member: member, arguments: []) { _ in }
+    }
+
+    static func caller(_ sender: String, user: UInt32, _ member: String = "StartMonitoring") -> Caller {
+        Caller(call: call(member, from: sender), user: user)
+    }
+
     /// One caller's flood waits behind at most sixteen of its own requests;
     /// another caller's, and what the bus itself says, are not held back.
     @Test func theInboxQueuesAtMostSixteenRequestsPerCallerUntilTaken() {
         let mailbox = ServiceMailbox(capacity: 10)
-        func reload(_ caller: String) -> ServiceRequest {
-            .reload(DBusMethodCall(sender: caller, path: "/org/beacond", interface: "org.beacond.Manager1", member: "Reload", arguments: []) { _ in })
-        }
+        func reload(_ sender: String) -> ServiceRequest { .reload(Self.caller(sender, user: 0, "Reload")) }
         let accepted = (0..<20).map { _ in mailbox.post(request: reload(":1.5"), perCaller: 16) }
         #expect(accepted.prefix(16).allSatisfy { $0 } && accepted.suffix(4).allSatisfy { !$0 })
         #expect(mailbox.post(request: reload(":1.6"), perCaller: 16))
@@ -48,19 +55,20 @@ private typealias S = EngineTestSupport
     }
 
     /// The bounds on client regions, small: two per client, three per user, four in all.
-    @Test func regionOwnersBoundEachClientEachUserAndAll() {
+    @Test func callerBoundsLimitRegionsPerClientPerUserAndInAll() {
         var limits = ServiceLimits()
         (limits.regionsPerClient, limits.regionsPerUser, limits.clientRegions) = (2, 3, 4)
         limits.regionStartInterval = .milliseconds(1)  // not what this test is about
-        var owners = RegionOwners(limits: limits)
+        var bounds = CallerBounds(limits: limits)
         var regions = [RegionDefinition(id: "file", constraint: BeaconConstraint(uuid: S.uuid))]  // beacons.yaml's: not counted
         var now = S.t0
-        /// Adds a region for `owner` as `user` a second later unless refused; the refusal's message otherwise.
-        func add(_ owner: String, user: UInt32) -> String? {
+        /// Adds a region for `sender` as `user` a second later unless refused; the refusal's message otherwise.
+        func add(_ sender: String, user: UInt32) -> String? {
             now = now + .seconds(1)
-            if let refusal = owners.refusal(owner: owner, user: user, regions: regions, limits: limits, now: now) { return refusal.message }
-            regions.append(RegionDefinition(id: "r\(regions.count)", constraint: BeaconConstraint(uuid: S.uuid), owner: owner))
-            owners.record(owner, user: user)
+            let caller = Self.caller(sender, user: user)
+            if let refusal = bounds.refusalToStart(caller, regions: regions, now: now) { return refusal.message }
+            regions.append(RegionDefinition(id: "r\(regions.count)", constraint: BeaconConstraint(uuid: S.uuid), owner: sender))
+            bounds.started(caller)
             return nil
         }
         #expect(add(":1.1", user: 1000) == nil && add(":1.1", user: 1000) == nil)
@@ -71,7 +79,7 @@ private typealias S = EngineTestSupport
         #expect(add(":1.3", user: 1001)?.hasPrefix("clients monitor 4 regions already") == true)
         // :1.1 leaves with its two regions: user 1000 has room for two again.
         regions.removeAll { $0.owner == ":1.1" }
-        owners.forget(":1.1")
+        bounds.forget(":1.1")
         #expect(add(":1.4", user: 1000) == nil && add(":1.4", user: 1000) == nil)
         #expect(add(":1.5", user: 1000)?.hasPrefix("the clients of user 1000") == true)
     }
@@ -80,9 +88,9 @@ private typealias S = EngineTestSupport
     @Test func regionStartsArePacedPerUser() {
         var limits = ServiceLimits()
         (limits.regionsPerClient, limits.regionsPerUser, limits.clientRegions) = (100, 3, 100)
-        var owners = RegionOwners(limits: limits)
+        var bounds = CallerBounds(limits: limits)
         func start(_ user: UInt32, at offset: Duration) -> String? {
-            owners.refusal(owner: ":1.\(user)", user: user, regions: [], limits: limits, now: S.t0 + offset)?.message
+            bounds.refusalToStart(Self.caller(":1.\(user)", user: user), regions: [], now: S.t0 + offset)?.message
         }
         #expect((0..<3).allSatisfy { _ in start(1000, at: .zero) == nil })
         #expect(start(1000, at: .milliseconds(400)) == "the clients of user 1000 started 3 regions in a row; the next may start in 0.6 s")
@@ -93,6 +101,20 @@ private typealias S = EngineTestSupport
         // Quiet for the burst's length, the user has its burst back.
         #expect((0..<3).allSatisfy { _ in start(1000, at: .seconds(5)) == nil })
         #expect(start(1000, at: .seconds(5)) != nil)
+    }
+
+    /// Changes (SetPreferredVenue, Reload) are paced per user on their own:
+    /// sixteen in a row, then one a second, whatever the region starts do.
+    @Test func changesArePacedPerUserApartFromStarts() {
+        var bounds = CallerBounds(limits: ServiceLimits())
+        let kiosk = Self.caller(":1.7", user: 1000, "SetPreferredVenue")
+        #expect((0..<16).allSatisfy { _ in bounds.refusalToChange(kiosk, now: S.t0) == nil })
+        let refusal = bounds.refusalToChange(kiosk, now: S.t0 + .milliseconds(250))
+        #expect(refusal?.code == .busy)
+        #expect(refusal?.message == "the clients of user 1000 made 16 changes (SetPreferredVenue, Reload) in a row; the next may be made in 0.8 s")
+        #expect(bounds.refusalToChange(Self.caller(":1.8", user: 1001, "Reload"), now: S.t0) == nil)
+        #expect(bounds.refusalToStart(Self.caller(":1.7", user: 1000), regions: [], now: S.t0) == nil)
+        #expect(bounds.refusalToChange(kiosk, now: S.t0 + .seconds(1)) == nil)
     }
 
     static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {

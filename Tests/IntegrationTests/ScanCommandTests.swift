@@ -162,10 +162,16 @@ import Testing
         var lines: [String] = []
         for _ in 0..<3 { lines.append(try #require(await out.fileHandleForReading.line(deadline: deadline))) }
         kill(process.processIdentifier, signal)
-        while let line = await out.fileHandleForReading.line(deadline: deadline) { lines.append(line) }
+        // A deadline of its own for the rest: a reader that gave up early would
+        // leave beacond blocked on a full pipe.
+        let drained = DispatchTime.now() + 30
+        while let line = await out.fileHandleForReading.line(deadline: drained) { lines.append(line) }
         var stderr: [String] = []
-        while let line = await err.fileHandleForReading.line(deadline: deadline) { stderr.append(line) }
-        process.waitUntilExit()
+        while let line = await err.fileHandleForReading.line(deadline: drained) { stderr.append(line) }
+        // Waited for without blocking one of the test pool's threads (waitUntilExit
+        // would, and two such waits stall every other test on two cores).
+        let exited = await eventually(seconds: 30) { !process.isRunning }
+        try #require(exited, "beacond scan was still running 30 s after signal \(signal); stderr: \(stderr)")
         #expect(process.terminationStatus == 0)
         for line in lines {
             #expect(line.hasPrefix("{\"address\":") && line.hasSuffix("}"), "a whole JSON line: \(line)")
