@@ -266,12 +266,16 @@ actor BusState {
         dbus_bus_remove_match(raw, subscription.matchRule, nil)
     }
 
+    /// Hands a signal to the subscriptions it matches, decoding its
+    /// arguments only if one does, and only as far as a peer's bound
+    /// (`MessageCoder.mostValuesFromPeers`): one past it is dropped.
     fileprivate func deliver(_ message: OpaquePointer) {
-        let signal = DBusSignal(message: message)
+        var signal = DBusSignal(header: message)
         let unicast = dbus_message_get_destination(message) != nil
-        for subscription in subscriptions.values where subscription.matches(signal, unicast: unicast) {
-            subscription.handler(signal)
-        }
+        let matching = subscriptions.values.filter { $0.matches(signal, unicast: unicast) }
+        guard !matching.isEmpty, let arguments = try? MessageCoder.read(message, atMost: MessageCoder.mostValuesFromPeers) else { return }
+        signal.arguments = arguments
+        for subscription in matching { subscription.handler(signal) }
     }
 
     /// A method call to any path; false leaves it to libdbus (Peer, or not a call).

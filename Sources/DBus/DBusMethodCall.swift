@@ -18,6 +18,10 @@ public final class DBusMethodCall: Sendable {
     /// `dbus-send` without `--print-reply` sends): work that only answers,
     /// such as waiting for a venue, has no one to do it for.
     public let expectsReply: Bool
+    /// The caller's arguments held more values than are decoded from a peer
+    /// (`MessageCoder.mostValuesFromPeers`): `arguments` is empty, and the
+    /// call is refused before any handler sees it.
+    let oversized: Bool
     private let responder: Responder
     private let answered = Atomic<Bool>(false)
 
@@ -52,7 +56,13 @@ public final class DBusMethodCall: Sendable {
         path = dbus_message_get_path(message).map { String(cString: $0) } ?? ""
         interface = dbus_message_get_interface(message).map { String(cString: $0) } ?? ""
         member = dbus_message_get_member(message).map { String(cString: $0) } ?? ""
-        arguments = MessageCoder.read(message)
+        do {
+            arguments = try MessageCoder.read(message, atMost: MessageCoder.mostValuesFromPeers)
+            oversized = false
+        } catch {
+            arguments = []
+            oversized = true
+        }
         expectsReply = dbus_message_get_no_reply(message) == 0
     }
 
@@ -66,6 +76,7 @@ public final class DBusMethodCall: Sendable {
         self.member = member
         self.arguments = arguments
         expectsReply = true
+        oversized = false
         responder = .memory(answer)
     }
 

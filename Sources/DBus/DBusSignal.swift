@@ -17,12 +17,13 @@ public struct DBusSignal: Sendable, Hashable {
         self.arguments = arguments
     }
 
-    init(message: OpaquePointer) {
+    /// The header alone: a signal is matched before its arguments are
+    /// decoded, since any peer may send one to this connection.
+    init(header message: OpaquePointer) {
         self.init(
             sender: dbus_message_get_sender(message).map { String(cString: $0) } ?? "",
             path: dbus_message_get_path(message).map { String(cString: $0) } ?? "",
             interface: dbus_message_get_interface(message).map { String(cString: $0) } ?? "",
-            member: dbus_message_get_member(message).map { String(cString: $0) } ?? "",
-            arguments: MessageCoder.read(message))
+            member: dbus_message_get_member(message).map { String(cString: $0) } ?? "")
     }
 }

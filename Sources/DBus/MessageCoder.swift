@@ -9,22 +9,40 @@ enum MessageCoder {
 
     // MARK: Reading
 
+    /// More values than a message from a peer may hold (`read(_:atMost:)`).
+    struct TooManyValues: Error {}
+
+    /// The most values (every element, key and value counts) decoded from
+    /// what a peer sends unasked, a call or a signal: a method call of
+    /// these APIs holds a few dozen, a 30 MB byte array thirty million, each
+    /// its own heap value.
+    static let mostValuesFromPeers = 16_384
+
+    /// All of a message's arguments: for replies to calls this process made.
     static func read(_ message: OpaquePointer) -> [DBusValue] {
-        var iterator = DBusMessageIter()
-        guard dbus_message_iter_init(message, &iterator) != 0 else { return [] }
-        return readAll(&iterator)
+        (try? read(message, atMost: .max)) ?? []
     }
 
-    private static func readAll(_ iterator: inout DBusMessageIter) -> [DBusValue] {
+    /// A message's arguments, decoding no more than `limit` values.
+    static func read(_ message: OpaquePointer, atMost limit: Int) throws(TooManyValues) -> [DBusValue] {
+        var iterator = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iterator) != 0 else { return [] }
+        var budget = limit
+        return try readAll(&iterator, &budget)
+    }
+
+    private static func readAll(_ iterator: inout DBusMessageIter, _ budget: inout Int) throws(TooManyValues) -> [DBusValue] {
         var values: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&iterator) != 0 {
-            if let value = readOne(&iterator) { values.append(value) }
+            if let value = try readOne(&iterator, &budget) { values.append(value) }
             dbus_message_iter_next(&iterator)
         }
         return values
     }
 
-    private static func readOne(_ iterator: inout DBusMessageIter) -> DBusValue? {
+    private static func readOne(_ iterator: inout DBusMessageIter, _ budget: inout Int) throws(TooManyValues) -> DBusValue? {
+        budget -= 1
+        guard budget >= 0 else { throw TooManyValues() }
         let type = dbus_message_iter_get_arg_type(&iterator)
         var basic = DBusBasicValue()
         func basicValue() -> DBusBasicValue {
@@ -47,11 +65,11 @@ enum MessageCoder {
         case code("v"):
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
-            return readOne(&inner).map { .variant($0) }
+            return try readOne(&inner, &budget).map { .variant($0) }
         case code("r"):
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
-            return .structure(readAll(&inner))
+            return .structure(try readAll(&inner, &budget))
         case code("a"):
             let elementSignature = signature(ofElementsOf: &iterator)
             var inner = DBusMessageIter()
@@ -61,7 +79,7 @@ enum MessageCoder {
                 while dbus_message_iter_get_arg_type(&inner) == code("e") {
                     var entry = DBusMessageIter()
                     dbus_message_iter_recurse(&inner, &entry)
-                    let pair = readAll(&entry)
+                    let pair = try readAll(&entry, &budget)
                     if pair.count == 2 { entries.append(.init(pair[0], pair[1])) }
                     dbus_message_iter_next(&inner)
                 }
@@ -70,7 +88,7 @@ enum MessageCoder {
                 let keySignature = String(body.prefix(1))
                 return .dictionary(keySignature: keySignature, valueSignature: String(body.dropFirst()), entries)
             }
-            return .array(elementSignature: elementSignature, readAll(&inner))
+            return .array(elementSignature: elementSignature, try readAll(&inner, &budget))
         default:
             return nil  // unix fds and unknown types are not used by these APIs
         }

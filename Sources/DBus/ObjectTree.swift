@@ -66,6 +66,9 @@ struct ObjectTree: Sendable {
     /// it), with `signature` the D-Bus signature of its arguments.
     /// org.freedesktop.DBus.Peer is the transport's to answer, not the tree's.
     func dispatch(_ call: DBusMethodCall, signature: String) {
+        guard !call.oversized else {
+            return call.fail(.invalidArgs("the arguments hold more than \(MessageCoder.mostValuesFromPeers) values, more than any call here takes"))
+        }
         precondition(call.interface != Self.peer, "Peer is answered by the transport")
         let interfaces = objects[call.path]
         switch (call.interface, call.member) {

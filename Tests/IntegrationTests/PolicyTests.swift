@@ -92,6 +92,43 @@ struct PolicyTests {
         }
     }
 
+    /// What a non-member may send cannot make beacond hold more: an
+    /// Introspect call (the policy lets anyone introspect /org/beacond) and a
+    /// signal sent to beacond's own name, each carrying an 8 MB byte array.
+    /// Decoded whole, each byte was a value of its own: 30 MB took beacond
+    /// to 1 GB and 17 s of silence (the audit of 2026-11-26). Now a call's
+    /// arguments are decoded only up to 16,384 values, and a signal's only
+    /// if it is one beacond listens for.
+    @Test func aNonMembersHugeMessagesCostBeacondNothing() async throws {
+        let service = try await Self.service()
+        let script = """
+            import dbus, dbus.lowlevel, sys
+            bus = dbus.bus.BusConnection("\(service.bus.address)")
+            huge = dbus.ByteArray(b"x" * 8000000)
+            call = dbus.lowlevel.MethodCallMessage("\(Beacond.busName)", "\(Beacond.root)", "org.freedesktop.DBus.Introspectable", "Introspect")
+            call.append(huge, signature="ay")
+            try:
+                bus.send_message_with_reply_and_block(call, 60)
+                print("answered")
+            except dbus.exceptions.DBusException as error:
+                print(error.get_dbus_name(), error.get_dbus_message())
+            for _ in range(3):
+                signal = dbus.lowlevel.SignalMessage("/", "org.freedesktop.DBus", "NameOwnerChanged")
+                signal.set_destination(bus.get_name_owner("\(Beacond.busName)"))
+                signal.append(huge, signature="ay")
+                bus.send_message(signal)
+            bus.flush()
+            """
+        let result = try await TestSupport.run("/usr/bin/env", try TestSupport.asUser("nobody") + ["/usr/bin/python3", "-c", script])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("org.freedesktop.DBus.Error.InvalidArgs the arguments hold more than 16384 values"), "\(result.stdout)")
+        // beacond still answers a member at once, and holds what it held (a debug build ~30 MB; the arrays decoded would be 1 GB).
+        let version = try Self.busctl(service, as: "beacond-tester", Self.getVersion)
+        #expect(version.status == 0, "\(version.stderr)")
+        let resident = ServiceTrustTests.residentMegabytes(of: service)
+        #expect(resident < 120, "\(resident) MB resident")
+    }
+
     /// A match rule on beacond's signals (as `gdbus monitor --dest` adds)
     /// brings a member every signal and a non-member none.
     @Test func onlyMembersReceiveTheSignals() async throws {
