@@ -42,6 +42,10 @@ actor BusAnswers {
     /// The Unix user of each client asked so far, until it leaves the bus:
     /// one round trip to the bus per client, not one per call.
     private var users: [String: UInt32] = [:]
+    /// A call waiting for its client's user, and what to do with it then.
+    typealias UserWaiter = (call: DBusMethodCall, then: @Sendable (UInt32) -> Void)
+    /// Calls waiting for the bus to say their client's user, by client.
+    private var lookups: [String: [UserWaiter]] = [:]
     /// What each Venue1 and Beacon1 object serves, by path: the values its
     /// last signal announced, set in the step that sends it (`BusService.publish`).
     private(set) var served: [String: [(String, DBusValue)]] = [:]
@@ -80,26 +84,31 @@ actor BusAnswers {
         return publication.nearest
     }
 
-    /// Answers at once with a confident venue; otherwise fails at once for a
-    /// zero timeout, or waits for one — unless the caller wants no answer, or
-    /// its client, its user or all together wait too often already
-    /// (`ServiceLimits.waitersPerClient`, `waitersPerUser`, `waiters`).
-    func requestNearestVenue(_ call: DBusMethodCall, timeout: Duration, limits: ServiceLimits) {
+    /// Answers at once with a confident venue, or fails at once for a zero
+    /// timeout; false when the call should wait (for its client's user,
+    /// then `wait`). A call that wants no answer is dropped: holding it
+    /// would only hold its message.
+    func answerAtOnce(_ call: DBusMethodCall, timeout: Duration) -> Bool {
+        if let answer = confidentAnswer {
+            call.reply(answer)
+            return true
+        }
+        guard timeout > .zero else {
+            call.fail(BeacondError.locationUnknown("no venue is known right now"))
+            return true
+        }
+        return !call.expectsReply
+    }
+
+    /// Waits for a venue, unless the call's client, its user or all
+    /// together wait too often already (`ServiceLimits.waitersPerClient`,
+    /// `waitersPerUser`, `waiters`); a venue that came meanwhile answers it.
+    func wait(_ call: DBusMethodCall, user: UInt32, timeout: Duration, limits: ServiceLimits) {
         if let answer = confidentAnswer {
             return call.reply(answer)
         }
-        guard timeout > .zero else {
-            return call.fail(BeacondError.locationUnknown("no venue is known right now"))
-        }
-        guard call.expectsReply else { return }  // nobody to answer: holding it would only hold its message
         guard waiters.count(where: { $0.call.sender == call.sender }) < limits.waitersPerClient else {
             return call.fail(BeacondError.busy("this client has \(limits.waitersPerClient) calls waiting for a venue already; wait for their answers"))
-        }
-        let user: UInt32
-        do {
-            user = try self.user(of: call)
-        } catch {
-            return call.fail(error)
         }
         guard waiters.count(where: { $0.user == user }) < limits.waitersPerUser else {
             return call.fail(
@@ -125,17 +134,46 @@ actor BusAnswers {
         waiters.removeAll { $0.deadline <= now }
     }
 
-    /// The Unix user `call`'s client runs as (`DBusMethodCall.senderUser`, asked once per client).
-    func user(of call: DBusMethodCall) throws(DBusError) -> UInt32 {
-        if let user = users[call.sender] { return user }
-        let user = try call.senderUser()
-        users[call.sender] = user
-        return user
+    // MARK: Callers' users
+
+    /// What `user(of:then:limit:)` found.
+    enum UserLookup {
+        /// Known: `then` was not kept; call it.
+        case known(UInt32)
+        /// Not known and not yet asked: `then` is kept; ask the bus, then `userAnswered`.
+        case ask
+        /// Asked already: `then` is kept, behind the client's earlier calls.
+        case queued
+        /// Asked already, and the client has `limit` calls waiting for the answer.
+        case refused
+    }
+
+    /// The Unix user of `call`'s client, or a place in line for it: the
+    /// client's calls that need it wait for the bus's answer in the order
+    /// they came, so its requests reach the engine in order.
+    func user(of call: DBusMethodCall, then: @escaping @Sendable (UInt32) -> Void, limit: Int) -> UserLookup {
+        if let user = users[call.sender] { return .known(user) }
+        if lookups[call.sender] != nil {
+            guard lookups[call.sender, default: []].count < limit else { return .refused }
+            lookups[call.sender, default: []].append((call, then))
+            return .queued
+        }
+        lookups[call.sender] = [(call, then)]
+        return .ask
+    }
+
+    /// The bus answered which user `client` runs as: kept (unless the
+    /// client left meanwhile), and the calls that waited for it, in order.
+    func userAnswered(_ client: String, _ answer: Result<UInt32, DBusError>) -> [UserWaiter] {
+        guard let waiting = lookups.removeValue(forKey: client) else { return [] }
+        if case .success(let user) = answer { users[client] = user }
+        return waiting
     }
 
     /// A client left: its waiting calls have no one to answer, and its user is not needed again.
     func forget(_ client: String) {
         waiters.removeAll { $0.call.sender == client }
         users[client] = nil
+        lookups[client] = nil
     }
 }

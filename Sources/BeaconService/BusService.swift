@@ -91,10 +91,43 @@ final class BusService: Sendable {
 
     /// Hands `call`'s request to the engine with the Unix user its client
     /// runs as, for the bounds per user; on the connection's thread (a handler).
-    private func submit(_ call: DBusMethodCall, _ request: (Caller) -> ServiceRequest) {
-        switch answers.assumeIsolated({ answers in Result { () throws(DBusError) in try answers.user(of: call) } }) {
-        case .success(let user): submit(request(Caller(call: call, user: user)))
-        case .failure(let error): call.fail(error)
+    private func submit(_ call: DBusMethodCall, _ request: @escaping @Sendable (Caller) -> ServiceRequest) {
+        withUser(of: call) { [weak self] user in self?.submit(request(Caller(call: call, user: user))) }
+    }
+
+    /// Calls `then` on the connection's thread with the Unix user `call`'s
+    /// client runs as: at once once known, else when the bus has said,
+    /// behind that client's earlier calls. The bus is asked once per client
+    /// and never waited for here: a blocking ask held every client for up to
+    /// 25 s when the bus was slow to answer or beacond's queue was full.
+    private func withUser(of call: DBusMethodCall, _ then: @escaping @Sendable (UInt32) -> Void) {
+        // Everything one client may have outstanding may wait for its user.
+        let limit = limits.waitersPerClient + limits.queuedPerClient
+        switch answers.assumeIsolated({ $0.user(of: call, then: then, limit: limit) }) {
+        case .known(let user):
+            then(user)
+        case .queued:
+            break
+        case .refused:
+            call.fail(BeacondError.busy("this client has \(limit) calls waiting for beacond already; wait for their answers"))
+        case .ask:
+            let client = call.sender
+            Task { [connection, answers] in
+                let answer: Result<UInt32, DBusError>
+                do throws(DBusError) {
+                    answer = .success(try await connection.unixUser(of: client))
+                } catch {
+                    answer = .failure(error)
+                }
+                connection.perform {
+                    for waiting in answers.assumeIsolated({ $0.userAnswered(client, answer) }) {
+                        switch answer {
+                        case .success(let user): waiting.then(user)
+                        case .failure(let error): waiting.call.fail(error)
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -359,7 +392,11 @@ final class BusService: Sendable {
             call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
-        answers.assumeIsolated { $0.requestNearestVenue(call, timeout: .milliseconds(timeout), limits: limits) }
+        let wait = Duration.milliseconds(timeout)
+        guard !answers.assumeIsolated({ $0.answerAtOnce(call, timeout: wait) }) else { return }
+        withUser(of: call) { [answers, limits] user in
+            answers.assumeIsolated { $0.wait(call, user: user, timeout: wait, limits: limits) }
+        }
     }
 
     private func getRangedBeacons(_ call: DBusMethodCall) {

@@ -147,20 +147,6 @@ actor BusState {
         call.attach(pending)
     }
 
-    /// The Unix user `name`'s connection runs as (the bus driver's
-    /// GetConnectionUnixUser), waited for here on the loop's thread: libdbus
-    /// reads until that reply and queues whatever else arrives for the next
-    /// dispatch. One round trip to the bus, which answers it itself.
-    func unixUser(of name: String) throws(DBusError) -> UInt32 {
-        guard let raw else { throw .disconnected("the connection to the \(bus) bus is closed") }
-        var error = DBusErrorStorage()
-        let user = dbus_bus_get_unix_user(raw, name, &error.raw)
-        guard dbus_error_is_set(&error.raw) == 0, let user = UInt32(exactly: user) else {
-            throw error.take(or: "the \(bus) bus did not say which user \(name) runs as")
-        }
-        return user
-    }
-
     func complete(_ call: PendingCall, with result: Result<[DBusValue], DBusError>) {
         calls[ObjectIdentifier(call)] = nil
         call.finish(result)

@@ -119,6 +119,19 @@ public final class DBusConnection: Sendable {
         }
     }
 
+    /// The Unix user the connection named `name` runs as, as the bus says
+    /// (GetConnectionUnixUser): what a bound per user counts by, since one
+    /// user may open many connections.
+    public func unixUser(of name: String) async throws(DBusError) -> UInt32 {
+        let reply = try await call(
+            destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
+            member: "GetConnectionUnixUser", arguments: [.string(name)])
+        guard let user = reply.first?.integer.flatMap(UInt32.init(exactly:)) else {
+            throw DBusError.failed("the \(bus) bus did not say which user \(name) runs as")
+        }
+        return user
+    }
+
     // MARK: Work on the connection's thread
 
     /// Runs `work` on the connection's thread, after what was handed to it

@@ -1,5 +1,4 @@
 import CDBus
-import Glibc
 import Synchronization
 
 /// A method call received by an exported object. Answer it exactly once,
@@ -99,19 +98,6 @@ public final class DBusMethodCall: Sendable {
 
     public func fail(_ error: DBusError) {
         answer(.failure(error))
-    }
-
-    /// The Unix user the caller's connection runs as, asked of the bus
-    /// (`GetConnectionUnixUser`): a bound shared by all of one user's
-    /// connections needs it, since one user may open many. On the
-    /// connection's thread (a handler), where it blocks for one round trip
-    /// to the bus; a caller on the in-memory bus is this process's user.
-    public func senderUser() throws(DBusError) -> UInt32 {
-        switch responder {
-        case .bus(_, let state):
-            try state.assumeIsolated { [sender] state in Result { () throws(DBusError) in try state.unixUser(of: sender) } }.get()
-        case .memory: getuid()
-        }
     }
 
     /// Whether this call has been answered (a deferred reply may race a timeout).

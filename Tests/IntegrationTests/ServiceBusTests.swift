@@ -158,8 +158,12 @@ import Testing
                     os.seteuid(0)
                 return connection, dbus.Interface(connection.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)")
             def handled(connection):
-                # beacond handles one connection's messages in order: once it answers this, it has taken every call before.
-                connection.get_object("\(Beacond.busName)", "\(Beacond.root)").Ping(dbus_interface="org.freedesktop.DBus.Peer")
+                # A client's calls wait for its user together and are then taken in order: once beacond answers
+                # this (a region it does not have), it has taken every call of the connection before.
+                try:
+                    dbus.Interface(connection.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)").StopMonitoring("none")
+                except dbus.exceptions.DBusException as error:
+                    assert error.get_dbus_name() == "\(BeacondError.Code.unknownRegion.name)", error
             outcomes, pending = {}, [0]
             def ask(who, manager):
                 pending[0] += 1
