@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test(arguments: [BtsnoopFormat.Datalink.monitor, .h4, .hci])
-    func generatedCaptureAgreesWithBtmon(datalink: BtsnoopFormat.Datalink) throws {
+    func generatedCaptureAgreesWithBtmon(datalink: BtsnoopFormat.Datalink) async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("generated-\(datalink.rawValue).btsnoop").path
@@ -29,13 +29,13 @@ import Testing
         let capture = Self.generatedCapture(datalink: datalink, using: &generator)
         try Data(capture.bytes).write(to: URL(fileURLWithPath: path))
 
-        let btmon = try Self.btmonObservations(path)
-        let beacond = try Self.beacondObservations(path)
+        let btmon = try await Self.btmonObservations(path)
+        let beacond = try await Self.beacondObservations(path)
         #expect(btmon.count == capture.iBeacons, "btmon saw \(btmon.count) of \(capture.iBeacons) iBeacons")
         #expect(beacond == btmon)
     }
 
-    @Test func realRaspberryPiLogAgreesWithBtmon() throws {
+    @Test func realRaspberryPiLogAgreesWithBtmon() async throws {
         // btmon cannot read hcidump text, so the Pi's events go into a btsnoop capture unchanged.
         let text = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestSupport.recording("rpi-hcidump-ibeacon.raw"))))
         var reader = try RecordingReader(bytes: text)
@@ -50,11 +50,11 @@ import Testing
         let path = directory.appendingPathComponent("rpi.btsnoop").path
         try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
 
-        let btmon = try Self.btmonObservations(path)
+        let btmon = try await Self.btmonObservations(path)
         #expect(btmon.count == 113)
-        #expect(try Self.beacondObservations(path) == btmon)
+        #expect(try await Self.beacondObservations(path) == btmon)
         // And the text log itself gives the same, straight through beacond.
-        #expect(try Self.beacondObservations(TestSupport.recording("rpi-hcidump-ibeacon.raw")) == btmon)
+        #expect(try await Self.beacondObservations(TestSupport.recording("rpi-hcidump-ibeacon.raw")) == btmon)
     }
 
     // MARK: Captures
@@ -115,8 +115,8 @@ import Testing
 
     // MARK: The two decoders
 
-    static func beacondObservations(_ path: String) throws -> [Observation] {
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
+    static func beacondObservations(_ path: String) async throws -> [Observation] {
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
         try #require(result.status == 0, "beacond scan failed: \(result.stderr)")
         return try result.stdout.split(separator: "\n").map { line in
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -132,9 +132,9 @@ import Testing
 
     /// Reads btmon's text: a report starts at its `Event type:` line; an
     /// iBeacon's fields follow `Type: iBeacon (2)`.
-    static func btmonObservations(_ path: String) throws -> [Observation] {
+    static func btmonObservations(_ path: String) async throws -> [Observation] {
         let btmon = try #require(TestSupport.tool("btmon"), "btmon (Debian package bluez) is needed for this test")
-        let result = try TestSupport.run(btmon, ["-r", path])
+        let result = try await TestSupport.run(btmon, ["-r", path])
         try #require(result.status == 0, "btmon failed: \(result.stderr)")
         var observations: [Observation] = []
         var address: String?

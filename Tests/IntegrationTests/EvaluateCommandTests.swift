@@ -4,7 +4,7 @@ import Testing
 
 /// `beacond evaluate --trace` as a person runs it: the table, the JSON and the estimates file.
 @Suite struct EvaluateCommandTests {
-    @Test func aTraceIsScoredWithCoverageStationarityAndTheNearestVenue() throws {
+    @Test func aTraceIsScoredWithCoverageStationarityAndTheNearestVenue() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Two beacons, 1 m and 4 m away, alternating at 5 Hz each for 30 s.
@@ -19,7 +19,7 @@ import Testing
         try Data(text.utf8).write(to: URL(fileURLWithPath: trace))
         let missing = directory.appendingPathComponent("none.yaml").path
 
-        let table = try TestSupport.run(
+        let table = try await TestSupport.run(
             TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--estimates", estimates])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdout.contains("accuracy coverage"))
@@ -34,7 +34,7 @@ import Testing
         #expect(written[0].hasSuffix(",stationary,nearest_venue,venue_margin,listener_stationary"))
         #expect(written[300].contains(",E2C56DB5-DFFB-48D2-B060-D0F5A71096E0-7-1,"))
 
-        let swayed = try TestSupport.run(
+        let swayed = try await TestSupport.run(
             TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--sway", "3:8"])
         #expect(swayed.status == 0, "\(swayed.stderr)")
         #expect(swayed.stdout != table.stdout)
@@ -42,15 +42,15 @@ import Testing
         let lines = text.split(separator: "\n")
         let shuffled = directory.appendingPathComponent("shuffled.csv").path
         try Data(([lines[0], lines[2], lines[1]] + lines[3...]).joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: shuffled))
-        let warned = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", shuffled, "--config", missing])
+        let warned = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", shuffled, "--config", missing])
         #expect(warned.status == 0, "\(warned.stderr)")
         #expect(warned.stderr.contains("shuffled.csv: line 3: time_ms goes back from 100 to 0"), "\(warned.stderr)")
         #expect(warned.stdout.contains("band accuracy"))
-        let refused = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--sway", "3"])
+        let refused = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--sway", "3"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--sway takes DB:SECONDS"))
 
-        let json = try TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--json"])
+        let json = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--json"])
         #expect(json.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let beacond = try #require(object["beacond"] as? [String: Any])

@@ -5,8 +5,8 @@ import Testing
 
 /// `beacond scan` and `check-config` as a person runs them.
 @Suite struct ScanCommandTests {
-    @Test func raspberryPiLogReplaysToItsIBeacons() throws {
-        let result = try TestSupport.run(
+    @Test func raspberryPiLogReplaysToItsIBeacons() async throws {
+        let result = try await TestSupport.run(
             TestSupport.product("beacond"),
             ["scan", "--source", "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max", "--json"])
         #expect(result.status == 0)
@@ -29,7 +29,7 @@ import Testing
     /// as Foundation's `JSONEncoder` (sorted keys) and string interpolation
     /// write them, for every address type, no reading, an implausible
     /// measured power and the extreme times.
-    @Test(arguments: [false, true]) func linesReadAsFoundationWritesThem(json: Bool) throws {
+    @Test(arguments: [false, true]) func linesReadAsFoundationWritesThem(json: Bool) async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var writer = BtsnoopWriter(datalink: .monitor)
@@ -55,7 +55,7 @@ import Testing
         }
         let path = directory.appendingPathComponent("all-kinds.btsnoop").path
         try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
-        let result = try TestSupport.run(
+        let result = try await TestSupport.run(
             TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max"] + (json ? ["--json"] : []))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").map(String.init) == expected)
@@ -86,29 +86,29 @@ import Testing
             + "power \(power) rssi \(sighting.rssi.map { "\($0) dBm" } ?? "n/a")"
     }
 
-    @Test func truncatedCaptureReplaysWhatItHasAndSaysWhere() throws {
+    @Test func truncatedCaptureReplaysWhatItHasAndSaysWhere() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var generator = SystemRandomNumberGenerator()
         let capture = BtmonCrossCheckTests.generatedCapture(datalink: .monitor, using: &generator)
         let path = directory.appendingPathComponent("cut.btsnoop").path
         try Data(capture.bytes.dropLast(7)).write(to: URL(fileURLWithPath: path))
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("stopped early: truncated at byte"))
         let lines = result.stdout.split(separator: "\n").count
         #expect(lines >= capture.iBeacons - 3 && lines <= capture.iBeacons)
     }
 
-    @Test func unknownFileFormatIsRefusedClearly() throws {
+    @Test func unknownFileFormatIsRefusedClearly() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("notes.txt").path
         try Data("shopping list\n".utf8).write(to: URL(fileURLWithPath: path))
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)"])
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("not a recording beacond knows"))
-        let missing = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:/nonexistent.btsnoop"])
+        let missing = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:/nonexistent.btsnoop"])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no such file"))
     }
@@ -118,7 +118,7 @@ import Testing
     /// Until 2026-11-26 one among timed packets was due at the wall clock's
     /// time (the replay waited for hours), and one first made every later
     /// packet due in the past (no pacing at all).
-    @Test(arguments: [0, 1]) func aPacedReplayKeepsItsPaceAroundAPacketWithoutATime(untimed: Int) throws {
+    @Test(arguments: [0, 1]) func aPacedReplayKeepsItsPaceAroundAPacketWithoutATime(untimed: Int) async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var writer = PcapngWriter()
@@ -137,7 +137,7 @@ import Testing
         // Under timeout(1): a replay that waits for a packet for hours ends in 124. The
         // run's own time is taken in the shell around it (the test may wait to start it).
         let script = #"s=$(date +%s%N); timeout 20 "$0" scan --source "replay:$1@1"; r=$?; echo "ms=$((($(date +%s%N) - s) / 1000000))" >&2; exit $r"#
-        let result = try TestSupport.run("/bin/bash", ["-c", script, TestSupport.product("beacond"), path])
+        let result = try await TestSupport.run("/bin/bash", ["-c", script, TestSupport.product("beacond"), path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").map { line in (1...3).contains { line.contains("minor \($0) ") } } == [true, true, true])
         // The last two timed packets are a recorded second or two apart, paced at @1.
@@ -187,8 +187,8 @@ import Testing
         return probe >= 0 || errno != EAFNOSUPPORT
     }
 
-    @Test func hciSourceExplainsAMachineWithoutBluetooth() throws {
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "hci"])
+    @Test func hciSourceExplainsAMachineWithoutBluetooth() async throws {
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "hci"])
         #expect(result.status != 0)
         if Self.kernelHasBluetooth {
             // A Pi: the message names what is missing (adapter, capability).
@@ -202,9 +202,9 @@ import Testing
 
     /// `auto` on a machine with no radio and no bluetoothd: both tries are
     /// named, with the two ways to run without a radio.
-    @Test func autoExplainsBothSourcesAndTheWaysWithoutARadio() throws {
+    @Test func autoExplainsBothSourcesAndTheWaysWithoutARadio() async throws {
         let bus = try PrivateBus()
-        let result = try TestSupport.run(
+        let result = try await TestSupport.run(
             TestSupport.product("beacond"), ["scan", "--source", "auto"], environment: bus.environment)
         #expect(result.status != 0)
         #expect(result.stderr.contains("no radio to scan with"))
@@ -216,18 +216,18 @@ import Testing
         }
     }
 
-    @Test func bluezSourceWithoutASystemBusSaysSo() throws {
+    @Test func bluezSourceWithoutASystemBusSaysSo() async throws {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/beacond-test-bus"
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "bluez"], environment: environment)
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "bluez"], environment: environment)
         #expect(result.status != 0)
         #expect(result.stderr.contains("cannot reach the system bus to talk to BlueZ"))
     }
 
-    @Test func checkConfigAcceptsTheShippedFileAndRefusesABrokenOne() throws {
+    @Test func checkConfigAcceptsTheShippedFileAndRefusesABrokenOne() async throws {
         let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("beacons.yaml").path
-        let good = try TestSupport.run(TestSupport.product("beacond"), ["check-config", shipped])
+        let good = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", shipped])
         #expect(good.status == 0)
         #expect(good.stdout.contains("咖啡小站"))
 
@@ -246,7 +246,7 @@ import Testing
                 colour: blue
             """.utf8
         ).write(to: URL(fileURLWithPath: broken))
-        let bad = try TestSupport.run(TestSupport.product("beacond"), ["check-config", broken])
+        let bad = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", broken])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("\(broken):3: regions[0].uuid: expected a UUID"))
         #expect(bad.stderr.contains("\(broken):7: venues[0].beacon.major: expected an integer 0...65535, got 70000"))
@@ -257,7 +257,7 @@ import Testing
 
     /// What it prints is all it understood: RSSI gates and a region's own
     /// exit time too, and the node id MQTT will really use.
-    @Test func checkConfigShowsEverySettingThatChangesBehaviour() throws {
+    @Test func checkConfigShowsEverySettingThatChangesBehaviour() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("beacons.yaml").path
@@ -273,7 +273,7 @@ import Testing
               url: mqtt://127.0.0.1
             """.utf8
         ).write(to: URL(fileURLWithPath: file))
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["check-config", file])
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", file])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("; enter at -85.0 dBm or stronger, exit when filtered below -92.0 dBm;"), "\(result.stdout)")
         #expect(result.stdout.contains("cafe: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 major any minor any; notify on entry and exit; exit after 30s; enter at -80.0 dBm or stronger"))
@@ -285,22 +285,22 @@ import Testing
     /// The size limit holds in the program itself, not only in the tests'
     /// process (where full Foundation is loaded): a file over 8 MiB of valid
     /// YAML, a FIFO and a character device are refused unread.
-    @Test func checkConfigRefusesAFileOverTheLimitAndWhatIsNoFile() throws {
+    @Test func checkConfigRefusesAFileOverTheLimitAndWhatIsNoFile() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let huge = directory.appendingPathComponent("huge.yaml").path
         try Data(("source: auto\n" + String(repeating: "\n", count: 8 << 20)).utf8).write(to: URL(fileURLWithPath: huge))
-        let refused = try TestSupport.run(TestSupport.product("beacond"), ["check-config", huge])
+        let refused = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", huge])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("\(huge): cannot read: larger than 8 MiB"), "\(refused.stderr)")
         let small = directory.appendingPathComponent("small.yaml").path
         try Data(("source: auto\n" + String(repeating: "\n", count: 1 << 20)).utf8).write(to: URL(fileURLWithPath: small))
-        #expect(try TestSupport.run(TestSupport.product("beacond"), ["check-config", small]).status == 0)
+        #expect(try await TestSupport.run(TestSupport.product("beacond"), ["check-config", small]).status == 0)
 
         let fifo = directory.appendingPathComponent("fifo.yaml").path
         #expect(mkfifo(fifo, 0o600) == 0)
         for path in [fifo, "/dev/zero"] {
-            let result = try TestSupport.run(TestSupport.product("beacond"), ["check-config", path])
+            let result = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", path])
             #expect(result.status == 1)
             #expect(result.stderr.contains("\(path): cannot read: not a regular file"), "\(result.stderr)")
         }
@@ -309,13 +309,13 @@ import Testing
     /// A replay reads its capture whole first: a device that never ends or a
     /// FIFO whose writer never writes is refused at once, not read until
     /// memory runs out or SIGTERM is ignored.
-    @Test func aReplayOfWhatIsNoFileIsRefusedAtOnce() throws {
+    @Test func aReplayOfWhatIsNoFileIsRefusedAtOnce() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let fifo = directory.appendingPathComponent("capture").path
         #expect(mkfifo(fifo, 0o600) == 0)
         for path in ["/dev/zero", fifo] {
-            let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max"])
+            let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max"])
             #expect(result.status != 0)
             #expect(result.stderr.contains("cannot read \(path): not a regular file"), "\(result.stderr)")
         }

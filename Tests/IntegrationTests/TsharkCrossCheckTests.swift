@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: LinkType.allCases, [false, true])
-    func generatedCaptureAgreesWithTshark(linkType: LinkType, bigEndian: Bool) throws {
+    func generatedCaptureAgreesWithTshark(linkType: LinkType, bigEndian: Bool) async throws {
         var generator = SystemRandomNumberGenerator()
         let (bytes, sent) = Self.generatedCapture(linkType, bigEndian: bigEndian, using: &generator)
         let directory = try TestSupport.temporaryDirectory()
@@ -44,21 +44,22 @@ import Testing
         let path = directory.appendingPathComponent("generated-\(linkType.rawValue).pcapng").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let tshark = try Self.tsharkPackets(path)
+        let tshark = try await Self.tsharkPackets(path)
         #expect(tshark.count == sent, "tshark saw \(tshark.count) of \(sent) packets")
         let ours = try Self.beacondPackets(bytes)
         #expect(ours.count == tshark.count)
         for (a, b) in zip(ours, tshark).filter({ $0 != $1 }).prefix(3) { Issue.record("beacond \(a)\ntshark  \(b)") }
         let expected = tshark.compactMap(Self.iBeacon)
         #expect(!expected.isEmpty)
-        #expect(try Self.scanObservations(path, format: "pcapng", linkType: linkType) == expected)
+        let observed = try await Self.scanObservations(path, format: "pcapng", linkType: linkType)
+        #expect(observed == expected)
     }
 
     /// The same capture saved by Wireshark's `editcap` as classic pcap, with
     /// micro- and nanosecond timestamps: beacond reads from it the events,
     /// times included, that it reads from the pcapng, and tshark agrees.
     @Test(arguments: LinkType.allCases, ["pcap", "nsecpcap"])
-    func editcapsPcapCopyReadsAsTheOriginal(linkType: LinkType, editcapFormat: String) throws {
+    func editcapsPcapCopyReadsAsTheOriginal(linkType: LinkType, editcapFormat: String) async throws {
         var generator = SystemRandomNumberGenerator()
         let (bytes, _) = Self.generatedCapture(linkType, bigEndian: false, using: &generator)
         let directory = try TestSupport.temporaryDirectory()
@@ -67,7 +68,7 @@ import Testing
         let copy = directory.appendingPathComponent("generated.pcap").path
         try Data(bytes).write(to: URL(fileURLWithPath: original))
         let editcap = try #require(TestSupport.tool("editcap"), "editcap (Debian package wireshark-common) is needed for this test")
-        let converted = try TestSupport.run(editcap, ["-F", editcapFormat, original, copy])
+        let converted = try await TestSupport.run(editcap, ["-F", editcapFormat, original, copy])
         try #require(converted.status == 0, "editcap failed: \(converted.stderr)")
         let pcap = try Array(Data(contentsOf: URL(fileURLWithPath: copy)))
 
@@ -76,8 +77,10 @@ import Testing
         #expect(events.count > 0)
         #expect(events == (try Self.recordedEvents(bytes)))
         let ours = try Self.beacondPackets(pcap)
-        #expect(ours == (try Self.tsharkPackets(copy)))
-        #expect(try Self.scanObservations(copy, format: "pcap", linkType: linkType) == ours.compactMap(Self.iBeacon))
+        let tshark = try await Self.tsharkPackets(copy)
+        #expect(ours == tshark)
+        let observed = try await Self.scanObservations(copy, format: "pcap", linkType: linkType)
+        #expect(observed == ours.compactMap(Self.iBeacon))
     }
 
     // MARK: Captures
@@ -144,9 +147,9 @@ import Testing
     }
 
     /// Reads tshark's JSON (`-T json -x`, which adds each field's bytes as `NAME_raw`).
-    static func tsharkPackets(_ path: String) throws -> [Packet] {
+    static func tsharkPackets(_ path: String) async throws -> [Packet] {
         let tshark = try #require(TestSupport.tool("tshark"), "tshark (Debian package tshark) is needed for this test")
-        let result = try TestSupport.run(tshark, ["-r", path, "-T", "json", "-x"])
+        let result = try await TestSupport.run(tshark, ["-r", path, "-T", "json", "-x"])
         try #require(result.status == 0, "tshark failed: \(result.stderr)")
         // Wireshark checks the CRC of link-layer packets without a sniffer's verdict (251): ours must pass.
         #expect(!result.stdout.contains("btle.crc.incorrect"))
@@ -175,8 +178,8 @@ import Testing
     }
 
     /// `beacond scan --json` on the file, through `--source replay:` (the format found from the content).
-    static func scanObservations(_ path: String, format: String, linkType: LinkType) throws -> [Observation] {
-        let result = try TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
+    static func scanObservations(_ path: String, format: String, linkType: LinkType) async throws -> [Observation] {
+        let result = try await TestSupport.run(TestSupport.product("beacond"), ["scan", "--source", "replay:\(path)@max", "--json"])
         try #require(result.status == 0, "beacond scan failed: \(result.stderr)")
         #expect(result.stderr.contains("recording: \(format), link type \(LinkType.describe(linkType.rawValue))"))
         return try result.stdout.split(separator: "\n").map { line in
