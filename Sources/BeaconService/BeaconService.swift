@@ -304,7 +304,8 @@ public final class BeaconService: Service, Sendable {
         case .startMonitoring(let region, let caller):
             let call = caller.call
             // Counted here, where the regions live: a client pipelining calls cannot slip past.
-            if let refusal = bounds.refusalToStart(caller, regions: engine.monitor.definitions, now: now) {
+            // Paced on the service's clock, not the source's: a replay at full speed runs ahead of it.
+            if let refusal = bounds.refusalToStart(caller, regions: engine.monitor.definitions, now: ServiceClock.now()) {
                 call.fail(refusal)
                 return []
             }
@@ -317,7 +318,8 @@ public final class BeaconService: Service, Sendable {
             } catch {
                 call.fail(BeacondError.regionExists("\(error); choose another id"))
             }
-        case .stopMonitoring(let id, let call):
+        case .stopMonitoring(let id, let caller):
+            let call = caller.call
             let definitions = engine.monitor.definitions
             if definitions.contains(where: { $0.owner == call.sender && $0.id == id }) {
                 try? engine.stopMonitoring(key: RegionDefinition.key(id: id, owner: call.sender), into: &events)
@@ -330,12 +332,13 @@ public final class BeaconService: Service, Sendable {
         case .setPreferredVenue(let id, let caller):
             let call = caller.call
             let previous = engine.preferredVenueID
-            // Setting it again writes nothing, so it is not paced: a kiosk may say it on every screen.
-            guard id != previous else {
+            // Setting it again, as it is on disk too, writes nothing, so it is not
+            // paced: a kiosk may say it on every screen.
+            guard id != previous || keeper.saved.preferredVenue != id else {
                 call.reply()
                 return []
             }
-            if let refusal = bounds.refusalToChange(caller, now: now) {
+            if let refusal = bounds.refusalToChange(caller, now: ServiceClock.now()) {
                 call.fail(refusal)
                 return []
             }
@@ -358,7 +361,7 @@ public final class BeaconService: Service, Sendable {
             return [{ call.reply() }]
         case .reload(let caller):
             let call = caller?.call
-            if let caller, let refusal = bounds.refusalToChange(caller, now: now) {
+            if let caller, let refusal = bounds.refusalToChange(caller, now: ServiceClock.now()) {
                 caller.call.fail(refusal)
                 return []
             }

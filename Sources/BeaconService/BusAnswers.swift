@@ -103,7 +103,7 @@ actor BusAnswers {
     /// Waits for a venue, unless the call's client, its user or all
     /// together wait too often already (`ServiceLimits.waitersPerClient`,
     /// `waitersPerUser`, `waiters`); a venue that came meanwhile answers it.
-    func wait(_ call: DBusMethodCall, user: UInt32, timeout: Duration, limits: ServiceLimits) {
+    func wait(_ call: DBusMethodCall, user: UInt32, deadline: Timestamp, limits: ServiceLimits) {
         if let answer = confidentAnswer {
             return call.reply(answer)
         }
@@ -117,7 +117,7 @@ actor BusAnswers {
         guard waiters.count < limits.waiters else {
             return call.fail(BeacondError.busy("\(limits.waiters) calls wait for a venue already; try again later, or read NearestVenue"))
         }
-        waiters.append(Waiter(call: call, user: user, deadline: snapshot.serviceTime + timeout))
+        waiters.append(Waiter(call: call, user: user, deadline: deadline))
     }
 
     /// Answers the waiting calls once there is a confident venue; fails those past their deadline.

@@ -101,8 +101,7 @@ final class BusService: Sendable {
     /// and never waited for here: a blocking ask held every client for up to
     /// 25 s when the bus was slow to answer or beacond's queue was full.
     private func withUser(of call: DBusMethodCall, _ then: @escaping @Sendable (UInt32) -> Void) {
-        // Everything one client may have outstanding may wait for its user.
-        let limit = limits.waitersPerClient + limits.queuedPerClient
+        let limit = limits.waitingForUserPerClient
         switch answers.assumeIsolated({ $0.user(of: call, then: then, limit: limit) }) {
         case .known(let user):
             then(user)
@@ -329,9 +328,17 @@ final class BusService: Sendable {
             Manager1.getRangedBeacons: { $0.getRangedBeacons($1) },
             Manager1.requestState: { $0.requestState($1) },
             Manager1.startMonitoring: { $0.startMonitoring($1) },
-            Manager1.stopMonitoring: { $0.submit(.stopMonitoring(id: $1.arguments[0].string ?? "", $1)) },
+            Manager1.stopMonitoring: { service, call in
+                let id = call.arguments[0].string ?? ""
+                // Checked before the call is held for its user: a held call holds its message.
+                guard Identifier.isValid(id) else { return call.fail(BeacondError.unknownRegion("you monitor no region '\(id.quotedForMessage)'")) }
+                service.submit(call) { .stopMonitoring(id: id, $0) }
+            },
             Manager1.setPreferredVenue: { service, call in
                 let id = call.arguments[0].string ?? ""
+                guard id.isEmpty || Identifier.isValid(id) else {
+                    return call.fail(BeacondError.unknownVenue("no venue '\(id.quotedForMessage)': a venue id is \(Identifier.rule)"))
+                }
                 service.submit(call) { .setPreferredVenue(id.isEmpty ? nil : id, $0) }
             },
             Manager1.reload: { service, call in service.submit(call) { .reload($0) } },
@@ -394,8 +401,10 @@ final class BusService: Sendable {
         }
         let wait = Duration.milliseconds(timeout)
         guard !answers.assumeIsolated({ $0.answerAtOnce(call, timeout: wait) }) else { return }
+        // Timed from the call's arrival, not from when its user is known.
+        let deadline = answers.assumeIsolated { $0.snapshot.serviceTime } + wait
         withUser(of: call) { [answers, limits] user in
-            answers.assumeIsolated { $0.wait(call, user: user, timeout: wait, limits: limits) }
+            answers.assumeIsolated { $0.wait(call, user: user, deadline: deadline, limits: limits) }
         }
     }
 

@@ -4,7 +4,7 @@ import DBus
 /// What D-Bus callers ask of the engine; answered by the engine's owner.
 enum ServiceRequest: Sendable {
     case startMonitoring(RegionDefinition, Caller)
-    case stopMonitoring(id: String, DBusMethodCall)
+    case stopMonitoring(id: String, Caller)
     case setPreferredVenue(String?, Caller)
     /// nil: SIGHUP's, which no caller waits for.
     case reload(Caller?)
@@ -14,8 +14,7 @@ enum ServiceRequest: Sendable {
     /// The call to answer (nil for what the bus itself says, and SIGHUP's reload).
     var call: DBusMethodCall? {
         switch self {
-        case .startMonitoring(_, let caller), .setPreferredVenue(_, let caller): caller.call
-        case .stopMonitoring(_, let call): call
+        case .startMonitoring(_, let caller), .stopMonitoring(_, let caller), .setPreferredVenue(_, let caller): caller.call
         case .reload(let caller): caller?.call
         case .clientLeft: nil
         }

@@ -55,7 +55,8 @@ public enum BeacondError: Error, Sendable, Hashable, CustomStringConvertible {
             case .invalidArguments: "An argument is malformed or out of range; the message says which and what is expected."
             case .stateNotSaved: "The state directory could not be written, so nothing was changed."
             case .busy:
-                "Too much asked at once, and the message says which: \(limits.queuedPerClient) of the caller's requests wait for beacond already; "
+                "Too much asked at once, and the message says which: \(limits.queuedPerClient) of the caller's requests wait for beacond already "
+                    + "(\(limits.waitingForUserPerClient) while beacond learns which user the caller runs as, at its first call); "
                     + "or calls wait for a venue, \(limits.waitersPerClient) of the caller's, \(limits.waitersPerUser) of its Unix user's clients "
                     + "or \(limits.waiters) in all; or its Unix user's clients started \(limits.regionsPerUser) regions in a row, after which one "
                     + "may start every \(limits.regionStartInterval.seconds.decimals(0)) s, or made \(limits.changesPerUser) changes (SetPreferredVenue, "

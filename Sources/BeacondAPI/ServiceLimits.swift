@@ -46,6 +46,10 @@ public struct ServiceLimits: Sendable {
     /// preference or reload not yet taken): a flood from one client delays
     /// another's by at most this many of its own.
     public var queuedPerClient = 16
+    /// Calls of one client that may wait for the bus to say which user the
+    /// client runs as (asked once, at its first call): all it may have
+    /// outstanding otherwise, a venue's waiters and the engine's queue.
+    public var waitingForUserPerClient: Int { waitersPerClient + queuedPerClient }
     /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this often per object.
     public var coalescing: Duration = .seconds(1)
 
