@@ -316,6 +316,7 @@ public final class BeaconService: Service, Sendable {
                 // Answered once the snapshot that exports the region's object is published.
                 return [{ call.reply([.objectPath(BusPaths.region(region))]) }]
             } catch {
+                bounds.startRefused(caller)
                 call.fail(BeacondError.regionExists("\(error); choose another id"))
             }
         case .stopMonitoring(let id, let caller):

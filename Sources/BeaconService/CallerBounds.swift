@@ -53,6 +53,12 @@ struct CallerBounds: Sendable {
                 + "the next may be made in \(wait.seconds.decimals(1)) s")
     }
 
+    /// `caller`'s start, admitted, was refused after all (an id it uses
+    /// already): it does not count against its user's pace.
+    mutating func startRefused(_ caller: Caller) {
+        starts.refund(caller.user)
+    }
+
     /// `caller` added a region (a client's user cannot change while it is connected).
     mutating func started(_ caller: Caller) {
         users[caller.call.sender] = caller.user

@@ -24,4 +24,10 @@ struct RatePacer<Key: Hashable & Sendable>: Sendable {
         due[key] = next + interval
         return nil
     }
+
+    /// Takes back an event `admit` counted that did not happen after all.
+    mutating func refund(_ key: Key) {
+        guard let next = due[key] else { return }
+        due[key] = next - interval
+    }
 }

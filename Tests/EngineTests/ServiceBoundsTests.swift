@@ -101,6 +101,10 @@ private typealias S = EngineTestSupport
         // Quiet for the burst's length, the user has its burst back.
         #expect((0..<3).allSatisfy { _ in start(1000, at: .seconds(5)) == nil })
         #expect(start(1000, at: .seconds(5)) != nil)
+        // A start admitted but then refused (RegionExists) is taken back.
+        bounds.startRefused(Self.caller(":1.1000", user: 1000))
+        #expect(start(1000, at: .seconds(5)) == nil)
+        #expect(start(1000, at: .seconds(5)) != nil)
     }
 
     /// Changes (SetPreferredVenue, Reload) are paced per user on their own:
