@@ -328,7 +328,7 @@ public final class BeaconService: Service, Sendable {
             } else if definitions.contains(where: { $0.owner == nil && $0.id == id }) {
                 call.fail(BeacondError.notOwner("region \(id) comes from \(settings.configurationPath); edit the file and Reload"))
             } else {
-                call.fail(BeacondError.unknownRegion("you monitor no region '\(id.quotedForMessage)'"))
+                call.fail(BeacondError.notYourRegion(id))
             }
         case .setPreferredVenue(let id, let caller):
             let call = caller.call

@@ -85,19 +85,19 @@ actor BusAnswers {
     }
 
     /// Answers at once with a confident venue, or fails at once for a zero
-    /// timeout; false when the call should wait (for its client's user,
-    /// then `wait`). A call that wants no answer is dropped: holding it
-    /// would only hold its message.
-    func answerAtOnce(_ call: DBusMethodCall, timeout: Duration) -> Bool {
+    /// timeout; otherwise the deadline the call should wait until (for its
+    /// client's user, then `wait`), timed from its arrival. A call that
+    /// wants no answer is dropped: holding it would only hold its message.
+    func deadlineToWait(_ call: DBusMethodCall, timeout: Duration) -> Timestamp? {
         if let answer = confidentAnswer {
             call.reply(answer)
-            return true
+            return nil
         }
         guard timeout > .zero else {
             call.fail(BeacondError.locationUnknown("no venue is known right now"))
-            return true
+            return nil
         }
-        return !call.expectsReply
+        return call.expectsReply ? snapshot.serviceTime + timeout : nil
     }
 
     /// Waits for a venue, unless the call's client, its user or all
@@ -153,13 +153,10 @@ actor BusAnswers {
     /// they came, so its requests reach the engine in order.
     func user(of call: DBusMethodCall, then: @escaping @Sendable (UInt32) -> Void, limit: Int) -> UserLookup {
         if let user = users[call.sender] { return .known(user) }
-        if lookups[call.sender] != nil {
-            guard lookups[call.sender, default: []].count < limit else { return .refused }
-            lookups[call.sender, default: []].append((call, then))
-            return .queued
-        }
-        lookups[call.sender] = [(call, then)]
-        return .ask
+        let waiting = lookups[call.sender]?.count
+        guard waiting ?? 0 < limit else { return .refused }
+        lookups[call.sender, default: []].append((call, then))
+        return waiting == nil ? .ask : .queued
     }
 
     /// The bus answered which user `client` runs as: kept (unless the

@@ -331,7 +331,7 @@ final class BusService: Sendable {
             Manager1.stopMonitoring: { service, call in
                 let id = call.arguments[0].string ?? ""
                 // Checked before the call is held for its user: a held call holds its message.
-                guard Identifier.isValid(id) else { return call.fail(BeacondError.unknownRegion("you monitor no region '\(id.quotedForMessage)'")) }
+                guard Identifier.isValid(id) else { return call.fail(BeacondError.notYourRegion(id)) }
                 service.submit(call) { .stopMonitoring(id: id, $0) }
             },
             Manager1.setPreferredVenue: { service, call in
@@ -399,10 +399,7 @@ final class BusService: Sendable {
             call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
-        let wait = Duration.milliseconds(timeout)
-        guard !answers.assumeIsolated({ $0.answerAtOnce(call, timeout: wait) }) else { return }
-        // Timed from the call's arrival, not from when its user is known.
-        let deadline = answers.assumeIsolated { $0.snapshot.serviceTime } + wait
+        guard let deadline = answers.assumeIsolated({ $0.deadlineToWait(call, timeout: .milliseconds(timeout)) }) else { return }
         withUser(of: call) { [answers, limits] user in
             answers.assumeIsolated { $0.wait(call, user: user, deadline: deadline, limits: limits) }
         }

@@ -1,4 +1,5 @@
 import BeaconCore
+import BeacondAPI
 import DBus
 
 /// What D-Bus callers ask of the engine; answered by the engine's owner.
@@ -18,6 +19,14 @@ enum ServiceRequest: Sendable {
         case .reload(let caller): caller?.call
         case .clientLeft: nil
         }
+    }
+}
+
+extension BeacondError {
+    /// StopMonitoring of an id the caller has no region of: said where the id
+    /// is checked before its call is held (BusService) and where the regions are.
+    static func notYourRegion(_ id: String) -> BeacondError {
+        .unknownRegion("you monitor no region '\(id.quotedForMessage)'")
     }
 }
 
