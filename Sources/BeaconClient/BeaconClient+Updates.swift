@@ -29,6 +29,12 @@ extension BeaconClient {
     /// Monitors `regions` as this client's own and yields their entries and
     /// exits, like `CLMonitor`'s events. Leaving the loop or cancelling the
     /// task stops monitoring them; so does this client leaving the bus.
+    ///
+    /// beacond paces region starts per Unix user (`ServiceLimits`): once
+    /// they are spent, a start it answers with Busy is tried again every
+    /// `regionStartInterval` for as long as the sequence lives, so a kiosk
+    /// restarted soon after starting its regions gets them all, a second
+    /// apart, instead of failing.
     public func monitor(_ regions: [MonitoredRegion]) -> BeaconUpdates<Beacond.RegionEvent> {
         // One id given twice is beacond's to refuse (RegionExists), not a trap here.
         let paths = Dictionary(
@@ -46,12 +52,15 @@ extension BeaconClient {
         let started = Mutex<[String]>([])
         return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
             for region in regions {
-                started.withLock { $0.append(region.id) }
-                do throws(BeacondError) {
-                    try await client.startMonitoring(region)
-                } catch {
-                    if error.code != nil { started.withLock { _ = $0.popLast() } }
-                    throw error
+                while true {
+                    started.withLock { $0.append(region.id) }
+                    do throws(BeacondError) {
+                        try await client.startMonitoring(region)
+                        break
+                    } catch {
+                        if error.code != nil { started.withLock { _ = $0.popLast() } }
+                        guard error.code == .busy, (try? await Task.sleep(for: ServiceLimits().regionStartInterval)) != nil else { throw error }
+                    }
                 }
             }
             return []

@@ -65,16 +65,16 @@ struct ObjectTree: Sendable {
     /// Answers a method call (now, or later through the handler that keeps
     /// it), with `signature` the D-Bus signature of its arguments.
     /// org.freedesktop.DBus.Peer is the transport's to answer, not the tree's.
+    /// A call whose arguments were too many to read (`DBusMethodCall.oversized`)
+    /// is told so once it names a method that exists.
     func dispatch(_ call: DBusMethodCall, signature: String) {
-        guard !call.oversized else {
-            return call.fail(.invalidArgs("the arguments hold more than \(MessageCoder.mostValuesFromPeers) values, more than any call here takes"))
-        }
         precondition(call.interface != Self.peer, "Peer is answered by the transport")
         let interfaces = objects[call.path]
         switch (call.interface, call.member) {
         case (Self.introspectable, "Introspect"), ("", "Introspect"):
             let children = Self.children(of: call.path, in: objects.keys)
             guard interfaces != nil || !children.isEmpty else { return unknownObject(call) }
+            guard !call.oversized else { return oversized(call) }
             guard signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, got (\(signature))")) }
             call.reply([.string(Self.introspection(interfaces ?? [], children: children, isManager: managerPath == call.path))])
         case (Self.introspectable, let member):
@@ -83,6 +83,7 @@ struct ObjectTree: Sendable {
             guard let interfaces else { return unknownObject(call) }
             handleProperties(call, member: member, signature: signature, interfaces: interfaces)
         case (Self.objectManager, "GetManagedObjects") where managerPath == call.path:
+            guard !call.oversized else { return oversized(call) }
             guard signature.isEmpty else { return call.fail(.invalidArgs("GetManagedObjects takes no arguments, got (\(signature))")) }
             call.reply([managedObjects(below: call.path)])
         default:
@@ -94,6 +95,7 @@ struct ObjectTree: Sendable {
             guard let method = candidates.lazy.compactMap({ $0.methods.first { $0.name == call.member } }).first else {
                 return call.fail(.unknownMethod("\(call.interface.isEmpty ? "" : call.interface + ".")\(call.member) does not exist on \(call.path)"))
             }
+            guard !call.oversized else { return oversized(call) }
             guard signature == method.inputSignature else {
                 return call.fail(
                     .invalidArgs(
@@ -102,6 +104,10 @@ struct ObjectTree: Sendable {
             }
             method.handler(call)
         }
+    }
+
+    private func oversized(_ call: DBusMethodCall) {
+        call.fail(.invalidArgs("the arguments hold more than \(MessageCoder.mostValuesFromPeers) values, more than any call here takes"))
     }
 
     private func unknownObject(_ call: DBusMethodCall) {
@@ -113,6 +119,7 @@ struct ObjectTree: Sendable {
         guard let wanted = expected[member] else {
             return call.fail(.unknownMethod("org.freedesktop.DBus.Properties has no method \(member)"))
         }
+        guard !call.oversized else { return oversized(call) }
         guard signature == wanted else {
             return call.fail(.invalidArgs("Properties.\(member) takes (\(wanted)), got (\(signature))"))
         }

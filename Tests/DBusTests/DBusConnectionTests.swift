@@ -134,6 +134,16 @@ import Testing
         let manager = "org.freedesktop.DBus.ObjectManager"
         #expect(await standard(manager, "GetManagedObjects", [.string("x")], path: "/org/example")?.name == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect(await standard(manager, "GetManagedObjects", [], path: "/org/example") == nil)
+        // Arguments too many to read: a method that does not exist is named as
+        // such, one that does hears why its arguments were not read, and a Set
+        // of the right signature is refused before its arguments are looked at.
+        let tooMany: [DBusValue] = [.array(elementSignature: "y", Array(repeating: .byte(0), count: 20_000))]
+        #expect(await failure("Nope", tooMany)?.name == "org.freedesktop.DBus.Error.UnknownMethod")
+        #expect(await failure("Echo", tooMany)?.message.contains("more than 16384 values") == true)
+        let hugeSet = await standard(
+            "org.freedesktop.DBus.Properties", "Set", [.string(Self.interfaceName), .string("Count"), .variant(tooMany[0])])
+        #expect(hugeSet?.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(hugeSet?.message.contains("more than 16384 values") == true)
         // The server still answers after all that.
         #expect(try await client.call(
             destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,

@@ -336,6 +336,35 @@ import Testing
         #expect(try await client.regions().filter { $0.owner == client.uniqueName }.isEmpty)
     }
 
+    /// A kiosk restarted soon after starting its regions finds its user's
+    /// region starts spent: `monitor` waits out the pace instead of failing.
+    @Test func monitorWaitsOutItsUsersPaceOfRegionStarts() async throws {
+        let service = try await Service()
+        let client = try await Self.client(service)
+        let earlier = try await Self.client(service)
+        let limits = ServiceLimits()
+        let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        // The same user (this process's) starts and stops its whole burst, and then some.
+        var refused: BeacondError?
+        for _ in 0..<limits.regionsPerUser + 8 where refused == nil {
+            do {
+                try await earlier.startMonitoring(region)
+                try await earlier.stopMonitoring(region.id)
+            } catch {
+                refused = error
+            }
+        }
+        #expect(refused?.code == .busy, "\(String(describing: refused))")
+        let began = ContinuousClock.now
+        let task = Task { for try await _ in client.monitor([region]) {} }
+        defer { task.cancel() }
+        let deadline = began + .seconds(10)
+        while try await !client.regions().contains(where: { $0.owner == client.uniqueName }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await client.regions().contains { $0.owner == client.uniqueName && $0.id == region.id })
+    }
+
     /// A stopped sequence's match rules go at once, whatever becomes of its
     /// StopMonitoring: a hung beacond (SIGSTOP) must not keep them on the bus
     /// for the 25 s its call may wait.
