@@ -18,7 +18,9 @@ public struct MQTTPublication: Sendable {
 
     private let discovery: HomeAssistantDiscovery?
     private var wanted: [String: Wanted] = [:]
-    private var sent: [String: (payload: String, at: Timestamp)] = [:]
+    /// What each topic last carried and when; a `nil` payload is to be sent
+    /// again (Home Assistant restarted), still no sooner than `minimumInterval`.
+    private var sent: [String: (payload: String?, at: Timestamp)] = [:]
     /// `nil` until the first state: until then no region is known to be gone.
     private var regions: Set<String>?
     /// Region configs seen on the broker before the first state, judged when it comes.
@@ -26,7 +28,9 @@ public struct MQTTPublication: Sendable {
 
     private struct Wanted {
         var message: MQTTMessage
-        /// Discovery configs go first, so Home Assistant knows an entity before its state.
+        /// Discovery configs go first, so Home Assistant knows an entity
+        /// before its state; removals of what an earlier run left go last,
+        /// so however many there are the node's own state is not behind them.
         var rank: Int
         /// Sent once, then forgotten.
         var isRemoval = false
@@ -74,16 +78,19 @@ public struct MQTTPublication: Sendable {
     }
 
     /// A message on one of the `subscriptions`. Home Assistant saying
-    /// `online` (it restarted) gets everything again; a retained config for
-    /// a region this node no longer has is cleared.
+    /// `online` (it restarted) gets everything retained again, each topic
+    /// still at most once per `minimumInterval` however often it is said;
+    /// a retained config for a region this node no longer has is cleared.
     public mutating func received(topic: String, payload: String) {
         if topic == topics.homeAssistantStatus {
-            if payload == "online" { connectionLost() }
+            if payload == "online" {
+                for key in sent.keys { sent[key]?.payload = nil }
+            }
             return
         }
         guard !payload.isEmpty, let id = topics.regionID(discoveryTopic: topic) else { return }
         guard let regions else {
-            if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) }
+            if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) } else { removalsDropped += 1 }
             return
         }
         guard !regions.contains(id), wanted[topic] == nil else { return }
@@ -122,16 +129,22 @@ public struct MQTTPublication: Sendable {
     /// How many topics are held: bounded by the regions, ranged beacons and `pendingRemovalLimit`.
     public var heldTopics: Int { wanted.count }
 
+    /// Regions whose topics were to be cleared but did not fit in `pendingRemovalLimit`: left on the broker.
+    public private(set) var removalsDropped = 0
+
     private mutating func want(_ message: MQTTMessage, rank: Int) {
         wanted[message.topic] = Wanted(message: message, rank: rank)
     }
 
     private mutating func remove(region id: String) {
-        guard wanted.values.count(where: \.isRemoval) < Self.pendingRemovalLimit - 1 else { return }
+        guard wanted.values.count(where: \.isRemoval) < Self.pendingRemovalLimit - 1 else {
+            removalsDropped += 1
+            return
+        }
         var topics = [self.topics.region(id)]
         if let discovery { topics.append(discovery.removal(ofRegion: id).topic) }
         for topic in topics {
-            wanted[topic] = Wanted(message: MQTTMessage(topic: topic, payload: "", retain: true), rank: 0, isRemoval: true)
+            wanted[topic] = Wanted(message: MQTTMessage(topic: topic, payload: "", retain: true), rank: 4, isRemoval: true)
         }
     }
 }

@@ -94,6 +94,10 @@ public final class MQTTPublisher: Sendable {
         var backoff = ReconnectBackoff()
         var generation = -1
         var lastFailure: String?
+        var lastLoss: String?
+        var connectedAt = Self.now()
+        /// Connections in a row that ended before the backoff's maximum.
+        var droppedSoon = 0
         while !stopping {
             setStatus("connecting: \(settings.broker)")
             session.reset()
@@ -101,11 +105,12 @@ public final class MQTTPublisher: Sendable {
             let rc = connect(mosq, session)
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 reason = "the connection closed"
+                var removalsDropped = session.publication.removalsDropped
                 while true {
                     let loop = mosquitto_loop(mosq, 100, 1)
                     if session.justConnected {
                         session.justConnected = false
-                        backoff.succeeded()
+                        connectedAt = Self.now()
                         lastFailure = nil
                         for filter in session.publication.subscriptions { mosquitto_subscribe(mosq, nil, filter, 1) }
                         logger.notice("MQTT: connected to \(settings.broker) as node \(nodeID); publishing under \(topics.node)")
@@ -123,6 +128,11 @@ public final class MQTTPublisher: Sendable {
                         }
                         for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
                         session.seen.removeAll()
+                        if session.publication.removalsDropped > removalsDropped {
+                            removalsDropped = session.publication.removalsDropped
+                            logger.warning(
+                                "MQTT: more region configs to clear than \(MQTTPublication.pendingRemovalLimit) at once; \(removalsDropped) left on the broker (clear them by hand: mosquitto_sub -t '\(topics.regionDiscoveryFilter)' --remove-retained -W 2)")
+                        }
                         // A broker that stops acknowledging gets nothing more until it catches up:
                         // the newest values wait in the publication, not in libmosquitto's queue.
                         if session.unacknowledged < Self.unacknowledgedLimit {
@@ -139,9 +149,16 @@ public final class MQTTPublisher: Sendable {
             }
             session.publication.connectionLost()
             generation = -1
+            if session.wasConnected {
+                let uptime = Self.now() - connectedAt
+                backoff.connectionEnded(after: uptime)
+                droppedSoon = uptime < backoff.maximum ? droppedSoon + 1 : 0
+            }
             let delay = backoff.nextDelay(random: Double.random(in: 0..<1))
             let retry = "retrying in \(delay.tenthsText)"
-            if session.wasConnected {
+            if session.wasConnected, droppedSoon > 1, reason == lastLoss {
+                logger.notice("MQTT: lost the connection to \(settings.broker) again soon after connecting (\(droppedSoon) times in a row, same reason); \(retry)")
+            } else if session.wasConnected {
                 logger.warning("MQTT: lost the connection to \(settings.broker): \(reason); \(retry)")
             } else if reason == lastFailure {
                 logger.notice("MQTT: still cannot connect to \(settings.broker) (attempt \(backoff.failures), same reason); \(retry)")
@@ -151,13 +168,14 @@ public final class MQTTPublisher: Sendable {
                 logger.warning("MQTT: cannot connect to \(settings.broker): \(reason); \(retry)")
             }
             lastFailure = session.wasConnected ? nil : reason
+            lastLoss = session.wasConnected ? reason : nil
             setStatus("disconnected: \(reason); \(retry)")
             _ = wake.wait(timeout: .now() + .milliseconds(Int(delay.seconds * 1000)))
         }
     }
 
     private func configure(_ mosq: OpaquePointer, _ session: Session) {
-        mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
+        mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
         let will = session.publication.lastWill
         mosquitto_will_set(mosq, will.topic, Int32(will.payload.utf8.count), will.payload, 1, will.retain)
         mosquitto_connect_callback_set(mosq) { _, context, rc in
@@ -220,8 +238,24 @@ public final class MQTTPublisher: Sendable {
             mosquitto_tls_opts_set(mosq, 1, nil, nil)
             mosquitto_tls_insecure_set(mosq, false)
         }
-        return mosquitto_connect(mosq, settings.broker.host, Int32(settings.broker.port), 30)
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(Self.largestPacketReceived))
+        return mosquitto_connect_bind_v5(mosq, settings.broker.host, Int32(settings.broker.port), Self.keepalive, nil, properties)
     }
+
+    /// The most a broker may send beacond in one packet (MQTT 5's Maximum
+    /// Packet Size, which the broker must honour by not sending what is
+    /// larger). What beacond reads is Home Assistant's birth message and its
+    /// own region configs, well under a kilobyte each; without a bound,
+    /// libmosquitto reads a message whole however large, and anyone who may
+    /// publish on those topics could make beacond hold hundreds of megabytes
+    /// (a retained one at every connect).
+    static let largestPacketReceived = 16_384
+
+    /// Seconds between pings when nothing else is sent; libmosquitto gives
+    /// up on a broker that has not answered one within another keepalive.
+    static let keepalive: Int32 = 30
 
     /// QoS 1 messages sent and not yet acknowledged, beyond which nothing more is handed to libmosquitto.
     static let unacknowledgedLimit = 64
@@ -262,6 +296,10 @@ public final class MQTTPublisher: Sendable {
             return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
         case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:
             return session.lastLibraryError ?? ""
+        case MOSQ_ERR_KEEPALIVE.rawValue:
+            return "the broker stopped answering (no reply to a ping within \(Self.keepalive) s)"
+        case MOSQ_ERR_PROTOCOL.rawValue:
+            return "\(String(cString: mosquitto_strerror(rc))) (beacond speaks MQTT 5: does the broker? mosquitto does from 1.6)"
         default:
             return String(cString: mosquitto_strerror(rc))
         }
@@ -269,7 +307,10 @@ public final class MQTTPublisher: Sendable {
 
     private static func refusal(_ rc: Int32) -> String {
         let text = String(cString: mosquitto_connack_string(rc))
-        // 3.1.1: 4 bad user name or password, 5 not authorised; MQTT 5: 134, 135.
+        // 3.1.1: 1 unacceptable protocol version, 4 bad user name or password, 5 not authorised; MQTT 5: 132, 134, 135.
+        if [1, Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)].contains(rc) {
+            return "\(text) (beacond speaks MQTT 5; mosquitto does from 1.6)"
+        }
         return [4, 5, 134, 135].contains(rc)
             ? "\(text) (check mqtt.username and the password in password_file or $BEACOND_MQTT_PASSWORD)" : text
     }

@@ -4,7 +4,7 @@
 public struct ReconnectBackoff: Sendable, Equatable {
     public var initial: Duration
     public var maximum: Duration
-    /// Failed attempts since the last success.
+    /// Failed attempts, and connections that did not last, since a connection last lasted.
     public private(set) var failures = 0
 
     public init(initial: Duration = .seconds(1), maximum: Duration = .seconds(60)) {
@@ -20,7 +20,12 @@ public struct ReconnectBackoff: Sendable, Equatable {
         return .milliseconds(Int64((ceiling * fraction * 1000).rounded()))
     }
 
-    public mutating func succeeded() {
-        failures = 0
+    /// A connection that stayed up `maximum` or longer starts the backoff
+    /// over; a shorter one counts as one more failure. A broker that takes
+    /// the connection and drops it at once (another client with this client
+    /// id, an ACL that closes it) is then retried less and less often, not
+    /// every second.
+    public mutating func connectionEnded(after uptime: Duration) {
+        if uptime >= maximum { failures = 0 }
     }
 }

@@ -255,6 +255,36 @@ import Testing
         #expect(offline.topic == "beacond/will/availability")
     }
 
+    /// Anyone who may publish on the topics beacond reads (its region
+    /// configs, Home Assistant's birth message) could make it hold a whole
+    /// message however large: 250 MB retained took it to 539 MB at every
+    /// connect in the audit. beacond asks for at most
+    /// `largestPacketReceived` (MQTT 5's Maximum Packet Size), and the
+    /// broker keeps larger ones from it, while small ones still arrive.
+    @Test func aHugeMessageOnBeacondsTopicsIsNotSentToIt() async throws {
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nlog_type all")
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let config = "homeassistant/binary_sensor/beacond_big/region_"
+        let huge = broker.directory.appendingPathComponent("huge.json")
+        try Data(repeating: UInt8(ascii: "x"), count: 16 << 20).write(to: huge)
+        for (region, file) in [("junk-huge", huge.path), ("junk-small", nil)] {
+            let payload = file.map { ["-f", $0] } ?? ["-m", "{}"]
+            let published = try await TestSupport.run(
+                TestSupport.tool("mosquitto_pub") ?? "/usr/bin/mosquitto_pub",
+                ["-p", "\(broker.port)", "-t", config + region + "/config", "-r"] + payload)
+            try #require(published.status == 0, "\(published.stderr)")
+        }
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: big\n")
+        // The small one reached beacond, which cleared it; the huge one never did.
+        try await subscriber.wait("the small junk config cleared") { $0.topic == config + "junk-small/config" && $0.payload.isEmpty }
+        #expect(!subscriber.messages.contains { $0.topic == config + "junk-huge/config" && $0.payload.isEmpty })
+        #expect(broker.logText.contains("Dropping too large outgoing PUBLISH for beacond-big"), "\(broker.logText.suffix(2_000))")
+        let status = try String(contentsOfFile: "/proc/\(try #require(service.processIdentifier))/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }
+        // A debug build peaks at about 33 MB here; the message would have added twice its 16 MB.
+        #expect(try #require(peak) < 50 << 10, "VmHWM \(peak ?? 0) kB")
+    }
+
     @Test func withoutAnMqttSectionNothingOfItRuns() async throws {
         let service = try await Service(source: Self.cafe)
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])

@@ -143,6 +143,39 @@ import Testing
         #expect(Set(publication.due(now: Self.t0 + .seconds(2)).map(\.topic)) == Set(first.map(\.topic)))
     }
 
+    /// Home Assistant's birth message said 10,000 times a second (anyone
+    /// may publish it) made 2,000 republishes of every topic in 10 s in the
+    /// audit; each topic is still sent at most once per interval.
+    @Test func aFloodOfBirthMessagesIsPacedPerTopic() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let first = publication.due(now: Self.t0)
+        var sent = 0
+        for tenth in 1...30 {
+            for _ in 0..<1_000 { publication.received(topic: "homeassistant/status", payload: "online") }
+            sent += publication.due(now: Self.t0 + .milliseconds(100 * tenth)).count
+        }
+        // Three seconds: everything again at 1 s, 2 s and 3 s, never in between.
+        #expect(sent == 3 * first.count)
+    }
+
+    /// Removals of what earlier runs left go after the node's own state, and
+    /// those past the limit are counted (the shell says so) rather than lost silently.
+    @Test func removalsComeAfterTheStateAndThoseThatDoNotFitAreCounted() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        for index in 0..<(MQTTPublication.pendingRemovalLimit + 100) {
+            publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_junk\(index)/config", payload: "{}")
+        }
+        publication.update(Self.state())
+        let sent = publication.due(now: Self.t0)
+        let firstRemoval = sent.firstIndex { $0.payload.isEmpty } ?? -1
+        let lastState = sent.lastIndex { !$0.payload.isEmpty } ?? .max
+        #expect(lastState < firstRemoval)
+        #expect(sent.last { !$0.payload.isEmpty }?.topic.hasPrefix("beacond/kiosk-7/") == true)
+        #expect(publication.removalsDropped > 0)
+        #expect(publication.heldTopics <= MQTTPublication.pendingRemovalLimit + 20)
+    }
+
     @Test func noDiscoveryWithAnEmptyPrefix() {
         var publication = MQTTPublication(
             topics: MQTTTopics(base: "site/a", nodeID: "pi", discoveryPrefix: ""), version: "1.0", publishBeacons: false)
