@@ -126,7 +126,7 @@ public final class MQTTPublisher: Sendable {
                             session.publication.update(state)
                             generation = current
                         }
-                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
+                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload, length: seen.length) }
                         session.seen.removeAll()
                         if session.publication.removalsDropped > removalsDropped {
                             removalsDropped = session.publication.removalsDropped
@@ -201,13 +201,12 @@ public final class MQTTPublisher: Sendable {
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
-            // Bounded: the pump drains it after every loop step.
-            // Only short payloads matter (a birth message; whether a config is empty).
-            let length = Int(min(max(message.pointee.payloadlen, 0), 16))
+            // Bounded: the pump drains it after every loop step, and keeps a payload's first bytes and its length.
+            let length = Int(max(message.pointee.payloadlen, 0))
             let payload = message.pointee.payload.map {
-                String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self)
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: min(length, MQTTPublication.payloadPrefix)), as: UTF8.self)
             } ?? ""
-            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }
+            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload, length)) }
         }
         mosquitto_log_callback_set(mosq) { _, context, level, text in
             guard let context, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
@@ -345,8 +344,8 @@ private final class Session {
     var wasConnected = false
     var refusal: String?
     var lastLibraryError: String?
-    /// Messages received, each payload cut to 16 bytes.
-    var seen: [(topic: String, payload: String)] = []
+    /// Messages received, each payload cut to `MQTTPublication.payloadPrefix` bytes, with its length.
+    var seen: [(topic: String, payload: String, length: Int)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
 

@@ -115,7 +115,11 @@ import Testing
         publication.received(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payload: "{}")
         publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payload: "")
         let sent = publication.due(now: Self.t0 + .seconds(2))
-        #expect(Set(sent.map(\.topic)) == ["homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone"])
+        #expect(Set(sent.filter { $0.payload.isEmpty }.map(\.topic)) == [
+            "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone",
+        ])
+        // The current one, "{}" on the broker, is this node's again, not cleared.
+        #expect(sent.filter { !$0.payload.isEmpty }.map(\.topic) == ["homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config"])
         #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config", "homeassistant/status"])
     }
 
@@ -174,6 +178,24 @@ import Testing
         #expect(sent.last { !$0.payload.isEmpty }?.topic.hasPrefix("beacond/kiosk-7/") == true)
         #expect(publication.removalsDropped > 0)
         #expect(publication.heldTopics <= MQTTPublication.pendingRemovalLimit + 20)
+    }
+
+    /// Another client replacing or deleting this node's config (an entity
+    /// gone from Home Assistant) has it sent again, still at most once a
+    /// second; the node's own echo changes nothing.
+    @Test func aConfigOfThisNodeReplacedOrDeletedIsSentAgain() throws {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let topic = "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config"
+        let mine = try #require(publication.due(now: Self.t0).first { $0.topic == topic }).payload
+        publication.received(topic: topic, payload: MQTTPublication.prefix(mine), length: mine.utf8.count)
+        #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
+        // The same first bytes but another length is another config too.
+        publication.received(topic: topic, payload: MQTTPublication.prefix(mine), length: mine.utf8.count + 1)
+        #expect(publication.due(now: Self.t0 + .milliseconds(2_500)).map(\.topic) == [topic])
+        publication.received(topic: topic, payload: "", length: 0)
+        #expect(publication.due(now: Self.t0 + .seconds(3)).isEmpty)
+        #expect(publication.due(now: Self.t0 + .milliseconds(3_500)).map { [$0.topic, $0.payload] } == [[topic, mine]])
     }
 
     @Test func noDiscoveryWithAnEmptyPrefix() {
