@@ -105,7 +105,9 @@ public final class MQTTPublisher: Sendable {
             let rc = connect(mosq, session)
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 reason = "the connection closed"
-                var removalsDropped = session.publication.removalsDropped
+                // Said once a connection: a flood of leftover configs must not become a flood of log lines.
+                let removalsDroppedBefore = session.publication.removalsDropped
+                var saidRemovalsDropped = false
                 while true {
                     let loop = mosquitto_loop(mosq, 100, 1)
                     if session.justConnected {
@@ -128,10 +130,10 @@ public final class MQTTPublisher: Sendable {
                         }
                         for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload, length: seen.length) }
                         session.seen.removeAll()
-                        if session.publication.removalsDropped > removalsDropped {
-                            removalsDropped = session.publication.removalsDropped
+                        if !saidRemovalsDropped, session.publication.removalsDropped > removalsDroppedBefore {
+                            saidRemovalsDropped = true
                             logger.warning(
-                                "MQTT: more region configs to clear than \(MQTTPublication.pendingRemovalLimit) at once; \(removalsDropped) left on the broker (clear them by hand: mosquitto_sub -t '\(topics.regionDiscoveryFilter)' --remove-retained -W 2)")
+                                "MQTT: more region configs to clear than fit at once; those past the first are left on the broker (clear them by hand: mosquitto_sub -t '\(topics.regionDiscoveryFilter)' --remove-retained -W 2)")
                         }
                         // A broker that stops acknowledging gets nothing more until it catches up:
                         // the newest values wait in the publication, not in libmosquitto's queue.
