@@ -77,28 +77,22 @@ public struct MQTTPublication: Sendable {
         }
     }
 
-    /// How much of a received payload the shell keeps: enough for a birth
-    /// message, and to tell this node's own config from another's.
-    public static let payloadPrefix = 16
-
-    /// A message on one of the `subscriptions`, of `length` bytes, of which
-    /// `payload` is the first `payloadPrefix` (the whole when `length` is nil).
+    /// A message on one of the `subscriptions`.
     /// Home Assistant saying `online` (it restarted) gets everything retained
     /// again, each topic still at most once per `minimumInterval` however
     /// often it is said; a retained config for a region this node no longer
     /// has is cleared; this node's own config, replaced or deleted by another
     /// client, is sent again.
-    public mutating func received(topic: String, payload: String, length: Int? = nil) {
+    public mutating func received(topic: String, payload: ReceivedPayload) {
         if topic == topics.homeAssistantStatus {
-            if payload == "online" {
+            if payload.length == 6, payload.start == "online" {
                 for key in sent.keys { sent[key]?.payload = nil }
             }
             return
         }
         guard let id = topics.regionID(discoveryTopic: topic) else { return }
         if let mine = wanted[topic], !mine.isRemoval {
-            let text = mine.message.payload
-            if (length ?? payload.utf8.count) != text.utf8.count || Self.prefix(text) != payload { sent[topic]?.payload = nil }
+            if payload != ReceivedPayload(mine.message.payload) { sent[topic]?.payload = nil }
             return
         }
         guard !payload.isEmpty else { return }
@@ -108,11 +102,6 @@ public struct MQTTPublication: Sendable {
         }
         guard !regions.contains(id) else { return }
         remove(region: id)
-    }
-
-    /// A payload's first `payloadPrefix` bytes, as the shell reads them.
-    public static func prefix(_ payload: String) -> String {
-        String(decoding: payload.utf8.prefix(payloadPrefix), as: UTF8.self)
     }
 
     /// What to send now: changed topics whose last send is `minimumInterval`

@@ -128,7 +128,7 @@ public final class MQTTPublisher: Sendable {
                             session.publication.update(state)
                             generation = current
                         }
-                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload, length: seen.length) }
+                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
                         session.seen.removeAll()
                         if !saidRemovalsDropped, session.publication.removalsDropped > removalsDroppedBefore {
                             saidRemovalsDropped = true
@@ -203,12 +203,10 @@ public final class MQTTPublisher: Sendable {
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
-            // Bounded: the pump drains it after every loop step, and keeps a payload's first bytes and its length.
-            let length = Int(max(message.pointee.payloadlen, 0))
-            let payload = message.pointee.payload.map {
-                String(decoding: UnsafeRawBufferPointer(start: $0, count: min(length, MQTTPublication.payloadPrefix)), as: UTF8.self)
-            } ?? ""
-            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload, length)) }
+            // Bounded: the pump drains it after every loop step, and keeps a payload's first bytes and its digest.
+            let length = message.pointee.payload == nil ? 0 : Int(max(message.pointee.payloadlen, 0))
+            let payload = ReceivedPayload(UnsafeRawBufferPointer(start: message.pointee.payload, count: length))
+            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }
         }
         mosquitto_log_callback_set(mosq) { _, context, level, text in
             guard let context, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
@@ -297,6 +295,8 @@ public final class MQTTPublisher: Sendable {
             return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
         case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:
             return session.lastLibraryError ?? ""
+        case MOSQ_ERR_KEEPALIVE.rawValue where !session.wasConnected:
+            return "no answer to beacond's CONNECT (is an MQTT 5 broker listening there? mosquitto speaks MQTT 5 from 1.6)"
         case MOSQ_ERR_KEEPALIVE.rawValue:
             return "the broker stopped answering (no reply to a ping within \(Self.keepalive) s)"
         case MOSQ_ERR_PROTOCOL.rawValue:
@@ -306,8 +306,10 @@ public final class MQTTPublisher: Sendable {
         }
     }
 
-    private static func refusal(_ rc: Int32) -> String {
-        let text = String(cString: mosquitto_connack_string(rc))
+    /// What a refused CONNECT says: an MQTT 5 reason code (128 and up) has its
+    /// own names, which `mosquitto_connack_string` does not know.
+    static func refusal(_ rc: Int32) -> String {
+        let text = String(cString: rc >= 128 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc))
         // 3.1.1: 1 unacceptable protocol version, 4 bad user name or password, 5 not authorised; MQTT 5: 132, 134, 135.
         if [1, Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)].contains(rc) {
             return "\(text) (beacond speaks MQTT 5; mosquitto does from 1.6)"
@@ -346,8 +348,8 @@ private final class Session {
     var wasConnected = false
     var refusal: String?
     var lastLibraryError: String?
-    /// Messages received, each payload cut to `MQTTPublication.payloadPrefix` bytes, with its length.
-    var seen: [(topic: String, payload: String, length: Int)] = []
+    /// Messages received, each payload as `ReceivedPayload` keeps it.
+    var seen: [(topic: String, payload: ReceivedPayload)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
 

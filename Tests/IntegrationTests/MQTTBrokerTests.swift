@@ -169,6 +169,16 @@ import Testing
         #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
     }
 
+    @Test func aListenerThatNeverAnswersIsNotCalledABrokerThatStoppedAnswering() async throws {
+        let listener = try MosquittoBroker.silentListener()
+        defer { close(listener.descriptor) }
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(listener.port)\n")
+        // libmosquitto gives up on a CONNECT without an answer after the keepalive, 30 s.
+        try await Self.waitForLog(service, timeout: 60) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(listener.port): ") }
+        let line = service.logText.split(separator: "\n").first { $0.contains("MQTT: cannot connect") } ?? ""
+        #expect(line.contains("no answer to beacond's CONNECT") && !line.contains("ping"), "\(line)")
+    }
+
     @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() async throws {
         let directory = try TestSupport.temporaryDirectory()
         let passwords = directory.appendingPathComponent("passwords").path
@@ -185,6 +195,8 @@ import Testing
         let refused = lines.filter { $0.contains("refused beacond") }
         #expect(refused.count == 1, "\(lines)")
         #expect(refused.first?.contains("check mqtt.username and the password") == true, "\(lines)")
+        // MQTT 5 reason codes (mosquitto says 135) have names of their own.
+        #expect(refused.first.map { $0.contains("Not authorized") || $0.contains("Bad user name or password") } == true, "\(lines)")
         #expect(refused.first?.contains("error") == true)
         // Each line is one attempt, and the attempts slow down: no flood.
         let delays = Self.retryDelays(log)

@@ -53,8 +53,24 @@ final class MosquittoBroker: @unchecked Sendable {
 
     /// A port nothing listens on right now, from the kernel.
     static func freePort() throws -> Int {
+        let (descriptor, port) = try boundSocket()
+        close(descriptor)
+        return port
+    }
+
+    /// A loopback socket that listens and never accepts: the kernel completes
+    /// the TCP handshake, and nothing ever answers what is sent. Close it when done.
+    static func silentListener() throws -> (descriptor: Int32, port: Int) {
+        let (descriptor, port) = try boundSocket()
+        guard listen(descriptor, 4) == 0 else {
+            close(descriptor)
+            throw TestSupport.Failure("cannot listen: \(String(cString: strerror(errno)))")
+        }
+        return (descriptor, port)
+    }
+
+    private static func boundSocket() throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -64,7 +80,10 @@ final class MosquittoBroker: @unchecked Sendable {
                 bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
             }
         }
-        guard bound else { throw TestSupport.Failure("no free port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(descriptor)
+            throw TestSupport.Failure("no free port: \(String(cString: strerror(errno)))")
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 }

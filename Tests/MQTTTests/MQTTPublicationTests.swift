@@ -110,10 +110,10 @@ import Testing
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         publication.update(Self.state())
         _ = publication.due(now: Self.t0)
-        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
-        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
-        publication.received(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payload: "{}")
-        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payload: "")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: ReceivedPayload("{}"))
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: ReceivedPayload("{}"))
+        publication.received(topic: "homeassistant/binary_sensor/beacond_other/region_x/config", payload: ReceivedPayload("{}"))
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_old/config", payload: ReceivedPayload(""))
         let sent = publication.due(now: Self.t0 + .seconds(2))
         #expect(Set(sent.filter { $0.payload.isEmpty }.map(\.topic)) == [
             "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", "beacond/kiosk-7/region/gone",
@@ -126,8 +126,8 @@ import Testing
     @Test func configsSeenBeforeTheFirstStateWaitForIt() {
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         // The broker's retained configs can arrive before the engine's first state.
-        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: "{}")
-        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: "{}")
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config", payload: ReceivedPayload("{}"))
+        publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_gone/config", payload: ReceivedPayload("{}"))
         #expect(!publication.due(now: Self.t0).contains { $0.payload.isEmpty })
         publication.update(Self.state())
         let sent = publication.due(now: Self.t0 + .seconds(1))
@@ -141,9 +141,9 @@ import Testing
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         publication.update(Self.state())
         let first = publication.due(now: Self.t0)
-        publication.received(topic: "homeassistant/status", payload: "offline")
+        publication.received(topic: "homeassistant/status", payload: ReceivedPayload("offline"))
         #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
-        publication.received(topic: "homeassistant/status", payload: "online")
+        publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online"))
         #expect(Set(publication.due(now: Self.t0 + .seconds(2)).map(\.topic)) == Set(first.map(\.topic)))
     }
 
@@ -156,7 +156,7 @@ import Testing
         let first = publication.due(now: Self.t0)
         var sent = 0
         for tenth in 1...30 {
-            for _ in 0..<1_000 { publication.received(topic: "homeassistant/status", payload: "online") }
+            for _ in 0..<1_000 { publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online")) }
             sent += publication.due(now: Self.t0 + .milliseconds(100 * tenth)).count
         }
         // Three seconds: everything again at 1 s, 2 s and 3 s, never in between.
@@ -168,7 +168,7 @@ import Testing
     @Test func removalsComeAfterTheStateAndThoseThatDoNotFitAreCounted() {
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         for index in 0..<(MQTTPublication.pendingRemovalLimit + 100) {
-            publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_junk\(index)/config", payload: "{}")
+            publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_junk\(index)/config", payload: ReceivedPayload("{}"))
         }
         publication.update(Self.state())
         let sent = publication.due(now: Self.t0)
@@ -188,12 +188,17 @@ import Testing
         publication.update(Self.state())
         let topic = "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config"
         let mine = try #require(publication.due(now: Self.t0).first { $0.topic == topic }).payload
-        publication.received(topic: topic, payload: MQTTPublication.prefix(mine), length: mine.utf8.count)
+        publication.received(topic: topic, payload: ReceivedPayload(mine))
         #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
-        // The same first bytes but another length is another config too.
-        publication.received(topic: topic, payload: MQTTPublication.prefix(mine), length: mine.utf8.count + 1)
+        // The same length and first bytes but one byte changed further on is another config too.
+        let index = mine.utf8.index(mine.utf8.startIndex, offsetBy: ReceivedPayload.keptBytes + 4)
+        var altered = Array(mine.utf8)
+        altered[mine.utf8.distance(from: mine.utf8.startIndex, to: index)] ^= 0x01
+        let other = String(decoding: altered, as: UTF8.self)
+        #expect(other.utf8.count == mine.utf8.count && other.utf8.prefix(ReceivedPayload.keptBytes).elementsEqual(mine.utf8.prefix(ReceivedPayload.keptBytes)))
+        publication.received(topic: topic, payload: ReceivedPayload(other))
         #expect(publication.due(now: Self.t0 + .milliseconds(2_500)).map(\.topic) == [topic])
-        publication.received(topic: topic, payload: "", length: 0)
+        publication.received(topic: topic, payload: ReceivedPayload(""))
         #expect(publication.due(now: Self.t0 + .seconds(3)).isEmpty)
         #expect(publication.due(now: Self.t0 + .milliseconds(3_500)).map { [$0.topic, $0.payload] } == [[topic, mine]])
     }
