@@ -25,7 +25,7 @@ counts at most four sigmas from a hypothesis' mean.
 
 It has no hand-held (swaying) model, no stationarity flag and no accuracy:
 it is the piece that would replace the set-down model's Kalman filter,
-CUSUMs and re-seeding (docs/ranging.md, "What does not work yet").
+CUSUMs and re-seeding (docs/ranging-tried.md, "The change-point posterior").
 """
 
 import csv
