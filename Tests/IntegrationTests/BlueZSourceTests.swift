@@ -170,11 +170,14 @@ import Testing
         let monitor = try await AvailabilityMonitor(bus: bus)
         let service = try await Service(bus: bus, source: "bluez")
         try await monitor.wait(for: Self.discovering)
-        #expect(try Self.available(service) == "b true")
 
         // DuplicateData set to true, explicitly, with Transport le, before discovery starts.
+        // (Nothing advertises yet: on a machine starved for 30 s the silence
+        // recovery restarts discovery, which must set the filter again too.)
         let calls = try mock.calls()
-        #expect(calls.map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        let methods = calls.map(\.method)
+        #expect(methods.prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"])
+        #expect(zip([nil] + methods, methods).allSatisfy { $1 != "StartDiscovery" || $0 == "SetDiscoveryFilter" }, "\(methods)")
         let filter = try #require(calls.first?.arguments.first as? [String: Any])
         #expect(filter["Transport"] as? String == "le")
         #expect(filter["DuplicateData"] as? Bool == true)
@@ -182,6 +185,7 @@ import Testing
 
         try Self.addCounters(mock)
         try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
+        #expect(try Self.available(service) == "b true")
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
         let ranged = try await service.python(
             """
