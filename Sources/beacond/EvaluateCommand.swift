@@ -25,7 +25,8 @@ struct EvaluateCommand: ParsableCommand {
             stationary, the share ranged by the hand-held listener model, and, with several beacons, how often the \
             nearest venue was the truly nearest one (each beacon is a venue of its own unless --config maps it).
             --sway DB:SECONDS adds a slow sinusoidal sway to the trace's RSSI (a hand-held phone) to show how well a still \
-            listener is averaged through it.
+            listener is averaged through it. --per-second turns a recording of packets into what a receiver that reports \
+            each beacon once a second with the mean of that second's readings (iOS) would have given.
             Both print beacond beside a raw-RSSI baseline and a 20 s running-average baseline.
             """
     )
@@ -49,6 +50,9 @@ struct EvaluateCommand: ParsableCommand {
         })
     var sway: Sway?
 
+    @Flag(help: "With --trace: average each beacon's readings of each second into one row first (after --sway), as iOS reports a ranged beacon once a second.")
+    var perSecond = false
+
     @Option(help: "The configuration (venues, regions, ranging figures).", completion: .file(extensions: ["yaml", "yml"]))
     var config = "beacons.yaml"
 
@@ -64,6 +68,7 @@ struct EvaluateCommand: ParsableCommand {
         }
         if estimates != nil, trace == nil { throw ValidationError("--estimates goes with --trace") }
         if sway != nil, trace == nil { throw ValidationError("--sway goes with --trace") }
+        if perSecond, trace == nil { throw ValidationError("--per-second goes with --trace") }
     }
 
     func run() throws {
@@ -111,7 +116,8 @@ struct EvaluateCommand: ParsableCommand {
         for warning in parsed.warnings {
             OutputFile.standardError.write(Array("beacond: warning: \(path): \(warning)\n".utf8))
         }
-        let evaluation = TraceEvaluation(trace: sway.map { $0.applied(to: parsed) } ?? parsed, configuration: configuration)
+        let swayed = sway.map { $0.applied(to: parsed) } ?? parsed
+        let evaluation = TraceEvaluation(trace: perSecond ? SecondAverage.applied(to: swayed) : swayed, configuration: configuration)
         if let estimates {
             let descriptor = open(estimates, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw Failure("cannot write \(estimates): \(String(cString: strerror(errno)))") }

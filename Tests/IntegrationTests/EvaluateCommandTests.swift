@@ -38,6 +38,14 @@ import Testing
             TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--sway", "3:8"])
         #expect(swayed.status == 0, "\(swayed.stderr)")
         #expect(swayed.stdout != table.stdout)
+        // Once a second per beacon, as iOS reports: 30 s of two beacons are 60 rows, and as many estimates.
+        let perSecond = try await TestSupport.run(
+            TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--config", missing, "--per-second", "--estimates", estimates])
+        #expect(perSecond.status == 0, "\(perSecond.stderr)")
+        #expect(perSecond.stdout.contains("two.csv: 60 rows"), "\(perSecond.stdout)")
+        #expect(try String(contentsOfFile: estimates, encoding: .utf8).split(separator: "\n").count == 61)
+        let lonely = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--source", "simulate", "--per-second"])
+        #expect(lonely.status != 0 && lonely.stderr.contains("--per-second goes with --trace"), "\(lonely.stderr)")
         #expect(!table.stderr.contains("goes back"))
         let lines = text.split(separator: "\n")
         let shuffled = directory.appendingPathComponent("shuffled.csv").path

@@ -1,0 +1,53 @@
+import BeaconCore
+
+/// A receiver that reports each beacon once a second, with the mean of the
+/// readings of that second, as iOS reports a ranged beacon (`CLBeacon.rssi`:
+/// "the average signal strength of the samples received since Core Location
+/// last reported the range of the beacon", once a second). Made from a
+/// recording of single packets, it shows how beacond ranges on such a
+/// receiver with the room's real fading, not a simulator's:
+/// `beacond evaluate --trace FILE --per-second`.
+public enum SecondAverage {
+    /// One row per beacon and second of `trace`: the mean of its readings in
+    /// dBm, rounded to whole dB as receivers report it (a second without a
+    /// reading, only 0 or 127, gives 127, no reading), at the time of the
+    /// second's last row, with that row's measured power and truth. Rows go
+    /// by second, and within a second by the beacon's first row in it.
+    public static func applied(to trace: Trace) -> Trace {
+        struct Second {
+            var first: Int
+            var last: Trace.Row
+            var sum = 0
+            var readings = 0
+        }
+        var seconds: [Key: Second] = [:]
+        for (index, row) in trace.rows.enumerated() {
+            let key = Key(identity: row.identity, second: floorDivide(row.timeMilliseconds, 1000))
+            var second = seconds[key] ?? Second(first: index, last: row)
+            second.last = row
+            if row.rssi != 0, row.rssi != 127 {
+                second.sum += Int(row.rssi)
+                second.readings += 1
+            }
+            seconds[key] = second
+        }
+        var averaged = trace
+        averaged.rows = seconds.sorted { ($0.key.second, $0.value.first) < ($1.key.second, $1.value.first) }.map { _, second in
+            var row = second.last
+            row.rssi = second.readings == 0 ? 127 : Int8((Double(second.sum) / Double(second.readings)).rounded())
+            return row
+        }
+        return averaged
+    }
+
+    private struct Key: Hashable {
+        var identity: BeaconIdentity
+        var second: Int64
+    }
+
+    /// Seconds before 1970 (a recording may start at any `time_ms`) round down too.
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return value % divisor < 0 ? quotient - 1 : quotient
+    }
+}
