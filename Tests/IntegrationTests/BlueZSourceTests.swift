@@ -175,9 +175,7 @@ import Testing
         // (Nothing advertises yet: on a machine starved for 30 s the silence
         // recovery restarts discovery, which must set the filter again too.)
         let calls = try mock.calls()
-        let methods = calls.map(\.method)
-        #expect(methods.prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"])
-        #expect(zip([nil] + methods, methods).allSatisfy { $1 != "StartDiscovery" || $0 == "SetDiscoveryFilter" }, "\(methods)")
+        Self.expectFilterSetBeforeEveryStart(calls.map(\.method))
         let filter = try #require(calls.first?.arguments.first as? [String: Any])
         #expect(filter["Transport"] as? String == "le")
         #expect(filter["DuplicateData"] as? Bool == true)
@@ -207,9 +205,9 @@ import Testing
 
         try mock.run(["add-adapter", "hci0"])
         try await monitor.wait(for: Self.discovering)
-        #expect(try Self.available(service) == "b true")
-        #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        Self.expectFilterSetBeforeEveryStart(try mock.calls().map(\.method))
         try Self.counterTwoHeardNearest(mock, service)
+        #expect(try Self.available(service) == "b true")
     }
 
     @Test func poweredOffAtStartThenOnOffAndOnAgain() async throws {
@@ -236,8 +234,8 @@ import Testing
         try mock.run(["power", "hci0", "on"])
         try await monitor.wait(for: Self.discovering)
         let calls = try mock.calls()
-        #expect(calls.filter { $0.method == "SetDiscoveryFilter" }.count == 2)
-        #expect(calls.filter { $0.method == "StartDiscovery" }.count == 2)
+        #expect(calls.filter { $0.method == "StartDiscovery" }.count >= 2)
+        Self.expectFilterSetBeforeEveryStart(calls.map(\.method))
         #expect(calls.allSatisfy { $0.error == nil }, "\(calls)")
         try Self.counterTwoHeardNearest(mock, service)
     }
@@ -252,7 +250,17 @@ import Testing
         try mock.start()
         try mock.run(["add-adapter", "hci0"])
         try await monitor.wait(for: Self.discovering)
-        #expect(try mock.calls().map(\.method) == ["SetDiscoveryFilter", "StartDiscovery"])
+        Self.expectFilterSetBeforeEveryStart(try mock.calls().map(\.method))
         try Self.counterTwoHeardNearest(mock, service)
+    }
+
+    /// Discovery starts with the filter set, and every later start (a restart
+    /// after silence, which a test process starved for 30 s sees) sets it again
+    /// first: BlueZ forgets a session's filter when discovery stops.
+    static func expectFilterSetBeforeEveryStart(_ methods: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(methods.prefix(2) == ["SetDiscoveryFilter", "StartDiscovery"], "\(methods)", sourceLocation: sourceLocation)
+        #expect(
+            zip([nil] + methods, methods).allSatisfy { $1 != "StartDiscovery" || $0 == "SetDiscoveryFilter" }, "\(methods)",
+            sourceLocation: sourceLocation)
     }
 }
