@@ -28,7 +28,7 @@ import Testing
         engine.ingest(S.sighting(S.identity(1, 2), rssi: -60, at: S.t0 + .seconds(1)), into: &events)
         let entered = S.transitions(events)
         #expect(entered.map(\.kind) == [.entered])
-        #expect(entered.first?.reason == "2 sightings within 2s, the last of \(S.identity(1, 2))")
+        #expect(entered.first?.reason == "2 sightings within 2.0 s, the last of \(S.identity(1, 2))")
     }
 
     @Test func twoSightingsThreeSecondsApartDoNotEnterAFastBeacon() {

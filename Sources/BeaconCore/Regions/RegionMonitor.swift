@@ -139,7 +139,7 @@ public struct RegionMonitor: Sendable {
                         RegionTransition(
                             regionID: regions[index].definition.key, kind: .entered, time: time,
                             notify: regions[index].definition.notifyOnEntry,
-                            reason: "2 sightings within \(window.configurationText), the last of \(identity)"))
+                            reason: "2 sightings within \(window.tenthsText), the last of \(identity)"))
                 } else {
                     regions[index].pendingSighting = time
                 }

@@ -20,6 +20,6 @@ public struct RegionTransition: Sendable, Equatable {
     public var time: Timestamp
     /// Whether the region asked to be told (`notify_on_entry` / `notify_on_exit`).
     public var notify: Bool
-    /// Why, for the log: "2 sightings within 2s, the last of …", "not seen for 10.1 s", "RSSI -91 below -90".
+    /// Why, for the log: "2 sightings within 2.0 s, the last of …", "not seen for 10.1 s", "RSSI -91 below -90".
     public var reason: String
 }
