@@ -56,6 +56,10 @@ public struct Trace: Sendable {
     }
 
     public static let header = Column.allCases.map(\.rawValue).joined(separator: ",")
+    /// A recording at known distances holds a few beacons; past the engine's
+    /// tracked beacons it is not one, and scoring it would cost each row the
+    /// work of every venue (one per beacon).
+    public static let mostBeacons = EngineLimits().trackedBeacons
     public var rows: [Row] = []
     /// The first of each kind, in line order.
     public var warnings: [Warning] { [firstReversal, firstRounding].compactMap { $0 }.sorted { $0.line < $1.line } }
@@ -73,6 +77,7 @@ public struct Trace: Sendable {
         }
         let header = try Self.fields(headerLine, line: headerNumber)
         let columns = try Self.columns(header, line: headerNumber)
+        var beacons = Set<BeaconIdentity>()
         while let (number, line) = lines.next() {
             let fields = try Self.fields(line, line: number)
             if fields.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { continue }  // a spreadsheet's empty row
@@ -82,6 +87,11 @@ public struct Trace: Sendable {
             var reader = RowReader(line: number, fields: fields, columns: columns)
             let row = try reader.row()
             firstRounding = firstRounding ?? reader.rounding
+            if beacons.insert(row.identity).inserted, beacons.count > Self.mostBeacons {
+                throw ParseError(
+                    line: number,
+                    message: "more than \(Self.mostBeacons) beacons (UUID, major, minor); a recording at known distances holds a few")
+            }
             if let previous = rows.last?.timeMilliseconds, row.timeMilliseconds < previous {
                 firstReversal = firstReversal ?? .timeGoesBack(line: number, from: previous, to: row.timeMilliseconds)
             }

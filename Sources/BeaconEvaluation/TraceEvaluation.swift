@@ -33,7 +33,7 @@ public struct TraceEvaluation: Sendable {
         rows = trace.rows.count
         let settings = base.ranging
         let bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
-        let configuration = Self.configuration(for: trace, base: base)
+        let (configuration, venueOf) = Self.configuration(for: trace, base: base)
         let origin = Timestamp.milliseconds(0)
         var engine = BeaconEngine(configuration: configuration, now: origin)
         var baselineRangers = BaselineRanger.Kind.allCases.map { BaselineRanger(kind: $0, settings: settings) }
@@ -59,7 +59,7 @@ public struct TraceEvaluation: Sendable {
                 row.identity, band: known?.proximity ?? .unknown, distance: known?.distance, accuracy: known?.accuracy,
                 isStationary: known?.isStationary ?? false, isHandHeld: known?.listener == .handHeld,
                 trueDistance: row.trueDistance, bands: bands)
-            let venue = configuration.venues.first { $0.constraint.matches(row.identity) }!
+            let venue = configuration.venues[venueOf[row.identity]!]
             venues.record(row.identity, trueDistance: row.trueDistance, venue: venue.id, answer: nearest?.venueID)
             let power = IBeaconFrame.rangingPower(
                 advertised: row.measuredPower, calibrated: venue.measuredPower, fallback: settings.defaultMeasuredPower)
@@ -78,21 +78,26 @@ public struct TraceEvaluation: Sendable {
     }
 
     /// `base` with a region per UUID of the trace and a venue (id
-    /// `UUID-major-minor`) for every beacon none of its venues matches.
-    static func configuration(for trace: Trace, base: Configuration) -> Configuration {
+    /// `UUID-major-minor`) for every beacon none of its venues matches, and
+    /// the index of each beacon's venue: looked up once per beacon, not per row.
+    static func configuration(for trace: Trace, base: Configuration) -> (Configuration, venueOf: [BeaconIdentity: Int]) {
         var configuration = base
         let uuids = Array(Set(trace.rows.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
         configuration.regions = uuids.map { RegionDefinition(id: $0.uuidString, constraint: BeaconConstraint(uuid: $0)) }
-        var seen = Set<BeaconIdentity>()
-        for row in trace.rows where seen.insert(row.identity).inserted {
-            guard !configuration.venues.contains(where: { $0.constraint.matches(row.identity) }) else { continue }
+        var venueOf: [BeaconIdentity: Int] = [:]
+        for row in trace.rows where venueOf[row.identity] == nil {
             let identity = row.identity
+            if let index = base.venues.firstIndex(where: { $0.constraint.matches(identity) }) {
+                venueOf[identity] = index
+                continue
+            }
             let id = "\(identity.uuid.uuidString)-\(identity.major)-\(identity.minor)"
+            venueOf[identity] = configuration.venues.count
             configuration.venues.append(
                 VenueDefinition(
                     id: id, name: id,
                     constraint: BeaconConstraint(uuid: identity.uuid, major: identity.major, minor: identity.minor)))
         }
-        return configuration
+        return (configuration, venueOf)
     }
 }

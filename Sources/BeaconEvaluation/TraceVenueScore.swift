@@ -4,11 +4,15 @@ import BeaconCore
 /// several beacons. The truth after each row is the venue of the beacon with
 /// the smallest most recent `true_distance_m`; rows are scored once at least
 /// two venues have been heard (with one, there is nothing to choose).
-public struct TraceVenueScore: Sendable, Equatable {
+public struct TraceVenueScore: Sendable {
     public private(set) var scoredRows = 0
     public private(set) var correctRows = 0
     private var latest: [BeaconIdentity: Latest] = [:]
     private var venuesHeard: Set<String> = []
+    /// The beacon with the smallest latest distance (ties: the smaller
+    /// identity), kept as rows come: looked for among all only when that
+    /// beacon itself moves away, so a row costs a few steps, not one per beacon.
+    private var nearest: (identity: BeaconIdentity, distance: Double)?
 
     private struct Latest: Sendable, Equatable {
         var distance: Double
@@ -20,11 +24,15 @@ public struct TraceVenueScore: Sendable, Equatable {
     public mutating func record(_ identity: BeaconIdentity, trueDistance: Double, venue: String, answer: String?) {
         latest[identity] = Latest(distance: trueDistance, venue: venue)
         venuesHeard.insert(venue)
-        guard venuesHeard.count >= 2,
-            let truth = latest.min(by: { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) })
-        else { return }
+        if let current = nearest, current.identity == identity, trueDistance > current.distance {
+            let found = latest.min { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }!
+            nearest = (found.key, found.value.distance)
+        } else if nearest.map({ $0.identity == identity || (trueDistance, identity) < ($0.distance, $0.identity) }) ?? true {
+            nearest = (identity, trueDistance)
+        }
+        guard venuesHeard.count >= 2, let truth = nearest.flatMap({ latest[$0.identity] }) else { return }
         scoredRows += 1
-        if answer == truth.value.venue { correctRows += 1 }
+        if answer == truth.venue { correctRows += 1 }
     }
 
     /// Share of scored rows answered right; `nil` when the trace has one venue.

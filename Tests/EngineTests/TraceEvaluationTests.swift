@@ -32,6 +32,29 @@ import Testing
         try #require(evaluation.estimates.first { $0.row.timeMilliseconds >= milliseconds })
     }
 
+    /// The truth is the beacon with the smallest latest distance (ties: the
+    /// smaller identity), kept as rows come rather than looked for among all
+    /// beacons at every row: the same answer as looking, on random rows.
+    @Test func theTruthKeptAsRowsComeIsTheNearestBeacon() {
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<50 {
+            var score = TraceVenueScore()
+            var latest: [BeaconIdentity: Double] = [:]
+            var expected = 0
+            for _ in 0..<200 {
+                let identity = BeaconIdentity(uuid: UUID(uuidString: Self.uuid)!, major: 1, minor: UInt16(random.next() % 6))
+                let distance = Double(random.next() % 4)  // few values, so ties happen
+                latest[identity] = distance
+                let truth = latest.min { ($0.value, $0.key) < ($1.value, $1.key) }!.key
+                // Answer the truth on rows whose answer is decided by the beacon's own minor.
+                let answer = random.next() % 2 == 0 ? "\(truth.minor)" : "none"
+                score.record(identity, trueDistance: distance, venue: "\(identity.minor)", answer: answer)
+                if Set(latest.keys).count >= 2, answer != "none" { expected += 1 }
+            }
+            #expect(score.correctRows == expected)
+        }
+    }
+
     @Test func eachBeaconIsAVenueAndTheNearestIsScored() throws {
         let evaluation = TraceEvaluation(trace: try Self.swapTrace())
         // Every row but the first (one beacon heard, nothing to choose) is scored.

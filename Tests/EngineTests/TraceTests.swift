@@ -109,6 +109,19 @@ import Testing
         #expect(read > 100, "enough edits leave a readable file for the check to mean something: \(read)")
     }
 
+    /// A recording of more beacons than the engine tracks is not one at
+    /// known distances: refused on the row of the first beacon too many.
+    @Test func moreBeaconsThanTheEngineTracksAreRefused() throws {
+        let rows = (0..<Trace.mostBeacons).map { "\($0),\(Self.uuid),\($0 / 65_536),\($0 % 65_536),-60,-59,1" }
+        #expect(try Trace(csv: ([Trace.header] + rows).joined(separator: "\n")).rows.count == Trace.mostBeacons)
+        let more = [Trace.header] + rows + ["\(Trace.mostBeacons),\(Self.uuid),7,7,-60,-59,1"]
+        #expect {
+            try Trace(csv: more.joined(separator: "\n"))
+        } throws: { error in
+            "\(error)" == "line \(Trace.mostBeacons + 2): more than \(Trace.mostBeacons) beacons (UUID, major, minor); a recording at known distances holds a few"
+        }
+    }
+
     /// Errors in the header are named on the header's own line.
     @Test(arguments: [
         ("\n\ntime;uuid;major;minor;rssi;measured_power;true_distance_m\n",
