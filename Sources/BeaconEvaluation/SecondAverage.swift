@@ -9,10 +9,13 @@ import BeaconCore
 /// `beacond evaluate --trace FILE --per-second`.
 public enum SecondAverage {
     /// One row per beacon and second of `trace`: the mean of its readings in
-    /// dBm, rounded to whole dB as receivers report it (a second without a
-    /// reading, only 0 or 127, gives 127, no reading), at the time of the
-    /// second's last row, with that row's measured power and truth. Rows go
-    /// by second, and within a second by the beacon's first row in it.
+    /// dBm, rounded to whole dB as receivers report it and kept within
+    /// −127…−1 dBm (a second without a reading, only 0 or 127, gives 127, no
+    /// reading), with the measured power and truth of the beacon's last row
+    /// in that second. All of a second's rows are reported at once, at the
+    /// time of its latest row, so time never goes back; within a second they
+    /// go by each beacon's first row in it. Rows are grouped by the second
+    /// their `time_ms` falls in, so a file whose time goes back is put in order.
     public static func applied(to trace: Trace) -> Trace {
         struct Second {
             var first: Int
@@ -21,8 +24,10 @@ public enum SecondAverage {
             var readings = 0
         }
         var seconds: [Key: Second] = [:]
+        var reported: [Int64: Int64] = [:]
         for (index, row) in trace.rows.enumerated() {
-            let key = Key(identity: row.identity, second: floorDivide(row.timeMilliseconds, 1000))
+            let number = floorDivide(row.timeMilliseconds, 1000)
+            let key = Key(identity: row.identity, second: number)
             var second = seconds[key] ?? Second(first: index, last: row)
             second.last = row
             if row.rssi != 0, row.rssi != 127 {
@@ -30,11 +35,14 @@ public enum SecondAverage {
                 second.readings += 1
             }
             seconds[key] = second
+            reported[number] = max(reported[number] ?? .min, row.timeMilliseconds)
         }
         var averaged = trace
-        averaged.rows = seconds.sorted { ($0.key.second, $0.value.first) < ($1.key.second, $1.value.first) }.map { _, second in
+        averaged.rows = seconds.sorted { ($0.key.second, $0.value.first) < ($1.key.second, $1.value.first) }.map { key, second in
             var row = second.last
-            row.rssi = second.readings == 0 ? 127 : Int8((Double(second.sum) / Double(second.readings)).rounded())
+            row.timeMilliseconds = reported[key.second]!
+            let mean = (Double(second.sum) / Double(max(second.readings, 1))).rounded()
+            row.rssi = second.readings == 0 ? 127 : Int8(min(-1, max(-127, mean)))
             return row
         }
         return averaged

@@ -113,7 +113,9 @@ struct EvaluateCommand: ParsableCommand {
         } catch {
             throw Failure("\(path): \(error)")
         }
+        // Averaged per second, rows are put in order by the second they fall in.
         for warning in parsed.warnings {
+            if perSecond, case .timeGoesBack = warning { continue }
             OutputFile.standardError.write(Array("beacond: warning: \(path): \(warning)\n".utf8))
         }
         let swayed = sway.map { $0.applied(to: parsed) } ?? parsed

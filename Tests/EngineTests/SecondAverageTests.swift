@@ -36,5 +36,13 @@ struct SecondAverageTests {
         // Second −1 (time −1 ms rounds down), then second 0 (minor 2 first), then second 1 (minor 1 first).
         #expect(averaged.rows.map(\.identity.minor) == [1, 2, 1, 1, 2])
         #expect(averaged.rows.map(\.rssi) == [-50, -71, -60, -61, -74])
+        // A second's rows are reported at once, at its latest row: time never goes back.
+        #expect(averaged.rows.map(\.timeMilliseconds) == [-1, 200, 200, 1_500, 1_500])
+    }
+
+    @Test func aMeanIsAlwaysAReading() throws {
+        // −1 and +1 average to 0, which means "no reading": kept at −1, as a receiver would report it.
+        let averaged = SecondAverage.applied(to: try Self.trace([(0, 1, -1, 1), (100, 1, 1, 1)]))
+        #expect(averaged.rows.map(\.rssi) == [-1])
     }
 }

@@ -54,6 +54,10 @@ import Testing
         #expect(warned.status == 0, "\(warned.stderr)")
         #expect(warned.stderr.contains("shuffled.csv: line 3: time_ms goes back from 100 to 0"), "\(warned.stderr)")
         #expect(warned.stdout.contains("band accuracy"))
+        // Averaged per second, rows go by the second they fall in: nothing is evaluated out of order.
+        let ordered = try await TestSupport.run(
+            TestSupport.product("beacond"), ["evaluate", "--trace", shuffled, "--config", missing, "--per-second"])
+        #expect(ordered.status == 0 && !ordered.stderr.contains("goes back"), "\(ordered.stderr)")
         let refused = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--sway", "3"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("--sway takes DB:SECONDS"))
