@@ -17,7 +17,7 @@ public struct BaselineRanger: Sendable {
     /// A beacon not heard for this long is out of the answer, as for beacond's ranger.
     public static let staleAfter: Duration = .seconds(5)
     private let model: PathLossModel
-    private var samples: [BeaconIdentity: [(time: Timestamp, rssi: Double)]] = [:]
+    private var samples: [BeaconIdentity: RecentRSSI] = [:]
     private var power: [BeaconIdentity: Double] = [:]
 
     public init(kind: Kind, settings: RangingSettings) {
@@ -27,28 +27,15 @@ public struct BaselineRanger: Sendable {
 
     public mutating func observe(_ identity: BeaconIdentity, rssi: Int8, measuredPower: Int8, at time: Timestamp) {
         power[identity] = Double(measuredPower)
-        var history = samples[identity, default: []]
-        history.append((time, Double(rssi)))
-        let keep = kind == .raw ? 1 : history.count - (history.firstIndex { time - $0.time < Self.window } ?? history.count)
-        if history.count > keep { history.removeFirst(history.count - keep) }
-        samples[identity] = history
+        samples[identity, default: RecentRSSI()].append(rssi, at: time, keeping: kind == .raw ? nil : Self.window)
     }
 
     /// The estimated distance of a beacon, or `nil` if it is not fresh.
     public func distance(_ identity: BeaconIdentity, now: Timestamp) -> Double? {
-        guard let history = samples[identity], let last = history.last, now - last.time <= Self.staleAfter,
+        guard let recent = samples[identity], let last = recent.last, now - last.time <= Self.staleAfter,
             let power = power[identity]
         else { return nil }
-        let level: Double
-        switch kind {
-        case .raw:
-            level = last.rssi
-        case .runningAverage:
-            let sorted = history.map(\.rssi).sorted()
-            let trim = sorted.count / 10
-            let kept = sorted[trim..<(sorted.count - trim)]
-            level = kept.reduce(0, +) / Double(kept.count)
-        }
+        let level = kind == .raw ? Double(last.rssi) : recent.trimmedMean(trimming: 10)
         return model.distance(rssi: level, measuredPower: power)
     }
 
@@ -63,5 +50,52 @@ public struct BaselineRanger: Sendable {
             if best == nil || distance < best!.distance { best = (venue.id, distance) }
         }
         return best?.id
+    }
+}
+
+/// A beacon's RSSI over the last `window` (or the last one alone), with a
+/// count per dBm value: the trimmed mean is a walk over 256 counts, and a
+/// sample comes and goes in a step, however many a file puts in 20 s.
+/// (Sorting the window for every row made a trace of many rows a second
+/// cost the square of them: 20,000 rows in 0.2 s took 10.7 s.)
+struct RecentRSSI: Sendable {
+    private var times: [Timestamp] = []
+    private var values: [Int8] = []
+    private var head = 0
+    private var counts = [Int](repeating: 0, count: 256)
+
+    var last: (time: Timestamp, rssi: Int8)? { values.count > head ? (times[times.count - 1], values[values.count - 1]) : nil }
+
+    /// Adds a sample and drops those older than `window` before it (all but
+    /// this one for `nil`).
+    mutating func append(_ rssi: Int8, at time: Timestamp, keeping window: Duration?) {
+        times.append(time)
+        values.append(rssi)
+        counts[Int(rssi) + 128] += 1
+        while head < values.count - 1, window.map({ time - times[head] >= $0 }) ?? true {
+            counts[Int(values[head]) + 128] -= 1
+            head += 1
+        }
+        // The dropped front is given back once it is half the storage.
+        if head > 64, head * 2 > values.count {
+            times.removeFirst(head)
+            values.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The mean after leaving out the lowest and the highest `percent` of the samples (rounded down).
+    func trimmedMean(trimming percent: Int) -> Double {
+        let count = values.count - head
+        let trim = count * percent / 100
+        var (skip, take, sum) = (trim, count - 2 * trim, 0)
+        for (index, number) in counts.enumerated() where number > 0 && take > 0 {
+            let skipped = min(skip, number)
+            skip -= skipped
+            let taken = min(take, number - skipped)
+            take -= taken
+            sum += taken * (index - 128)
+        }
+        return Double(sum) / Double(count - 2 * trim)
     }
 }

@@ -40,12 +40,18 @@ public struct TraceEvaluation: Sendable {
         var reference = StandAverage(settings: settings)
         var events: [EngineEvent] = []
         let address = BluetoothAddress(0, 0, 0, 0, 0, 0)
+        var lastTick = origin
         for row in trace.rows {
             let time = origin + .milliseconds(row.timeMilliseconds)
             let frame = IBeaconFrame(identity: row.identity, measuredPower: row.measuredPower)
             let reading = BeaconSighting.reading(row.rssi)
             engine.ingest(BeaconSighting(time: time, frame: frame, rssi: reading, address: address, addressType: 0), into: &events)
-            engine.tick(now: time, into: &events)
+            // Time passes as in the service, not at every row: a tick's work
+            // grows with the beacons tracked, a row's should not.
+            if time - lastTick >= BeaconEngine.tickInterval {
+                engine.tick(now: time, into: &events)
+                lastTick = time
+            }
             events.removeAll(keepingCapacity: true)
             let ranged = engine.rangedBeacon(row.identity)
             let known = ranged.flatMap { $0.proximity == .unknown ? nil : $0 }

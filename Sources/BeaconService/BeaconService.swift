@@ -22,7 +22,7 @@ public final class BeaconService: Service, Sendable {
         public var source: SourceSpec?
         public var stateDirectory: String
         /// How often time is let pass in the engine (exits, staleness, nearest venue).
-        public var tickInterval: Duration = .milliseconds(200)
+        public var tickInterval = BeaconEngine.tickInterval
         /// A source that delivers nothing for this long is reported as silent.
         public var silenceAfter: Duration = .seconds(30)
         /// Where to offer the API; `nil` runs without D-Bus.

@@ -17,7 +17,7 @@ struct TestBeacon {
 
 /// Plays beacons into an engine on a hand-driven clock: no sleeping, no wall clock.
 enum EngineDriver {
-    static let tickInterval: Duration = .milliseconds(200)
+    static let tickInterval = BeaconEngine.tickInterval
 
     /// From `start` until just before `end`: each beacon sends at `start`,
     /// `start + interval`, …; the clock ticks at `start`, `start + 200 ms`, …;

@@ -5,6 +5,9 @@
 /// region's constraint matches it, and ranged (reported, and a candidate for
 /// nearest venue) only while one of those regions is `inside`.
 public struct BeaconEngine: Sendable {
+    /// How often time is let pass (`tick`: exits, staleness, the nearest
+    /// venue's dwell): the service's cadence, and `evaluate`'s on a trace.
+    public static let tickInterval: Duration = .milliseconds(200)
     public private(set) var configuration: Configuration
     public private(set) var monitor: RegionMonitor
     public private(set) var preferredVenueID: String?
