@@ -26,7 +26,7 @@ public enum SecondAverage {
         var seconds: [Key: Second] = [:]
         var reported: [Int64: Int64] = [:]
         for (index, row) in trace.rows.enumerated() {
-            let number = floorDivide(row.timeMilliseconds, 1000)
+            let number = Timestamp.milliseconds(row.timeMilliseconds).wholeSeconds
             let key = Key(identity: row.identity, second: number)
             var second = seconds[key] ?? Second(first: index, last: row)
             second.last = row
@@ -41,8 +41,12 @@ public enum SecondAverage {
         averaged.rows = seconds.sorted { ($0.key.second, $0.value.first) < ($1.key.second, $1.value.first) }.map { key, second in
             var row = second.last
             row.timeMilliseconds = reported[key.second]!
-            let mean = (Double(second.sum) / Double(max(second.readings, 1))).rounded()
-            row.rssi = second.readings == 0 ? 127 : Int8(min(-1, max(-127, mean)))
+            if second.readings == 0 {
+                row.rssi = 127
+            } else {
+                let mean = (Double(second.sum) / Double(second.readings)).rounded()
+                row.rssi = Int8(min(-1, max(-127, mean)))
+            }
             return row
         }
         return averaged
@@ -51,11 +55,5 @@ public enum SecondAverage {
     private struct Key: Hashable {
         var identity: BeaconIdentity
         var second: Int64
-    }
-
-    /// Seconds before 1970 (a recording may start at any `time_ms`) round down too.
-    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
-        let quotient = value / divisor
-        return value % divisor < 0 ? quotient - 1 : quotient
     }
 }

@@ -77,6 +77,9 @@ public struct MQTTPublication: Sendable {
         }
     }
 
+    /// Home Assistant's birth message: it (re)started.
+    static let birth = ReceivedPayload("online")
+
     /// A message on one of the `subscriptions`.
     /// Home Assistant saying `online` (it restarted) gets everything retained
     /// again, each topic still at most once per `minimumInterval` however
@@ -85,7 +88,7 @@ public struct MQTTPublication: Sendable {
     /// client, is sent again.
     public mutating func received(topic: String, payload: ReceivedPayload) {
         if topic == topics.homeAssistantStatus {
-            if payload.length == 6, payload.start == "online" {
+            if payload == Self.birth {
                 for key in sent.keys { sent[key]?.payload = nil }
             }
             return

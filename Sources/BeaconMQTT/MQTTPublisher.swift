@@ -203,7 +203,7 @@ public final class MQTTPublisher: Sendable {
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
-            // Bounded: the pump drains it after every loop step, and keeps a payload's first bytes and its digest.
+            // Bounded: the pump drains it after every loop step, and keeps a payload's length and digest.
             let length = message.pointee.payload == nil ? 0 : Int(max(message.pointee.payloadlen, 0))
             let payload = ReceivedPayload(UnsafeRawBufferPointer(start: message.pointee.payload, count: length))
             if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }

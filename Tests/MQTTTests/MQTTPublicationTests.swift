@@ -190,12 +190,13 @@ import Testing
         let mine = try #require(publication.due(now: Self.t0).first { $0.topic == topic }).payload
         publication.received(topic: topic, payload: ReceivedPayload(mine))
         #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
-        // The same length and first bytes but one byte changed further on is another config too.
-        let index = mine.utf8.index(mine.utf8.startIndex, offsetBy: ReceivedPayload.keptBytes + 4)
+        // The same length and first 16 bytes (all the shell kept before 2026-11-27) but one byte changed further on is another config too.
+        let kept = 16
+        let index = mine.utf8.index(mine.utf8.startIndex, offsetBy: kept + 4)
         var altered = Array(mine.utf8)
         altered[mine.utf8.distance(from: mine.utf8.startIndex, to: index)] ^= 0x01
         let other = String(decoding: altered, as: UTF8.self)
-        #expect(other.utf8.count == mine.utf8.count && other.utf8.prefix(ReceivedPayload.keptBytes).elementsEqual(mine.utf8.prefix(ReceivedPayload.keptBytes)))
+        #expect(other.utf8.count == mine.utf8.count && other.utf8.prefix(kept).elementsEqual(mine.utf8.prefix(kept)))
         publication.received(topic: topic, payload: ReceivedPayload(other))
         #expect(publication.due(now: Self.t0 + .milliseconds(2_500)).map(\.topic) == [topic])
         publication.received(topic: topic, payload: ReceivedPayload(""))
