@@ -36,7 +36,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
@@ -133,7 +133,10 @@ let package = Package(
         .target(name: "BeaconTestSupport", path: "Tests/Support"),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["BeaconCore", "BeaconSources", "BeaconTestSupport", "BeacondAPI", "BeacondBus", "BeaconClient", "BeaconService"]
+            dependencies: [
+                "BeaconCore", "BeaconSources", "BeaconTestSupport", "BeacondAPI", "BeacondBus", "BeaconClient", "BeaconService",
+                .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EngineTests",

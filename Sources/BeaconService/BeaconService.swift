@@ -119,7 +119,7 @@ public final class BeaconService: Service, Sendable {
         var available = true
         var availability = "scanning with \(source)"
         var dropped: UInt64 = 0
-        var droppedReported: (count: UInt64, at: Timestamp) = (0, start)
+        var dropReport = DropReport()
         /// Silence is counted from the last sighting or from when the radio came back, whichever is later.
         var resumedAt = start
         // Off without an `mqtt:` section: no MQTT library call is made at all.
@@ -227,11 +227,7 @@ public final class BeaconService: Service, Sendable {
                 }
             }
             dropped = batch.dropped
-            if dropped > droppedReported.count, now - droppedReported.at >= .seconds(60) || droppedReported.count == 0 {
-                logger.warning(
-                    "dropped \(dropped - droppedReported.count) advertisement(s) the engine could not keep up with (\(dropped) since start); the nearest venue is judged on the rest")
-                droppedReported = (dropped, now)
-            }
+            if let line = dropReport.line(total: dropped, now: now) { logger.warning("\(line)") }
             for event in events {
                 if let line = EventLog.line(event) { logger.info("\(line)") }
                 if event.isSignalled { signals.append(event) }

@@ -31,6 +31,25 @@ private typealias S = EngineTestSupport
         #expect(batch.advertisements.count == 1 && batch.control.isEmpty && batch.dropped == 2)
     }
 
+    /// The journal hears of the first drop at once, then at most once a
+    /// minute with what was dropped since; drops within the minute are said
+    /// once it has passed, though the flood has ended.
+    @Test func dropsAreSaidAtOnceThenAtMostOnceAMinute() {
+        var report = DropReport()
+        #expect(report.line(total: 0, now: S.t0) == nil)
+        let first = report.line(total: 5, now: S.t0 + .seconds(1))
+        #expect(first?.hasPrefix("dropped 5 advertisement(s)") == true && first?.contains("(5 since start)") == true, "\(first ?? "nil")")
+        #expect(report.line(total: 9, now: S.t0 + .seconds(30)) == nil)
+        #expect(report.line(total: 12, now: S.t0 + .milliseconds(60_999)) == nil)
+        let second = report.line(total: 12, now: S.t0 + .seconds(61))
+        #expect(second?.hasPrefix("dropped 7 advertisement(s)") == true && second?.contains("(12 since start)") == true, "\(second ?? "nil")")
+        // Nothing new: nothing said, however long after.
+        #expect(report.line(total: 12, now: S.t0 + .seconds(600)) == nil)
+        // A drop after a quiet spell is said at once again.
+        let third = report.line(total: 13, now: S.t0 + .seconds(601))
+        #expect(third?.hasPrefix("dropped 1 advertisement(s)") == true && third?.contains("(13 since start)") == true, "\(third ?? "nil")")
+    }
+
     /// A call from `sender` that nobody hears the answer to.
     static func call(_ member: String, from sender: String) -> DBusMethodCall {
         DBusMethodCall(sender: sender, path: "/org/beacond", interface: "org.beacond.Manager1", member: member, arguments: []) { _ in }
