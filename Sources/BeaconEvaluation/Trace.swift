@@ -71,7 +71,7 @@ public struct Trace: Sendable {
     /// write is read as the plain form (a byte-order mark, CRLF, blank and
     /// empty rows, quoted fields, whole numbers written as `-61.0`).
     public init(csv text: String) throws(ParseError) {
-        var lines = Self.lines(text).makeIterator()
+        var lines = Lines(text)
         guard let (headerNumber, headerLine) = lines.next() else {
             throw ParseError(line: 1, message: "empty trace; expected the header \(Self.header)")
         }
@@ -101,11 +101,37 @@ public struct Trace: Sendable {
     }
 
     /// The lines that are not blank, numbered as an editor shows them (LF,
-    /// CRLF or CR ends, a CRLF being one `Character`; a byte-order mark dropped).
-    private static func lines(_ text: String) -> [(number: Int, text: Substring)] {
-        let text = text.first == "\u{FEFF}" ? Substring(text.dropFirst()) : Substring(text)
-        return text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }.enumerated()
-            .compactMap { index, line in line.allSatisfy(\.isWhitespace) ? nil : (index + 1, line) }
+    /// CRLF or CR ends, a CRLF being one `Character`; a byte-order mark
+    /// dropped), one at a time: a file of 256 MiB of empty lines must not
+    /// become a list of a quarter of a billion of them before the first is read.
+    private struct Lines: IteratorProtocol {
+        private var rest: Substring?
+        private var number = 0
+
+        init(_ text: String) {
+            rest = text.first == "\u{FEFF}" ? Substring(text.dropFirst()) : Substring(text)
+        }
+
+        mutating func next() -> (number: Int, text: Substring)? {
+            while let text = rest {
+                number += 1
+                let line: Substring
+                // Found among bytes, not characters: a line end is ASCII, and
+                // grapheme breaking always breaks around it.
+                let bytes = text.utf8
+                if let end = bytes.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
+                    line = text[..<end]
+                    var next = bytes.index(after: end)
+                    if bytes[end] == 0x0D, next < bytes.endIndex, bytes[next] == 0x0A { next = bytes.index(after: next) }
+                    rest = text[next...]
+                } else {
+                    line = text
+                    rest = nil
+                }
+                if !line.allSatisfy(\.isWhitespace) { return (number, line) }
+            }
+            return nil
+        }
     }
 
     private static func fields(_ line: Substring, line number: Int) throws(ParseError) -> [String] {

@@ -319,6 +319,31 @@ import Testing
         #expect(RecordingError.unsupportedLinkType(4242).description.contains("link type 4242 is not supported"))
     }
 
+    /// A file of tiny interface descriptions is refused before anything is
+    /// read, naming the limit; one of many link types, one per section, is
+    /// summed up rather than listed whole.
+    @Test func interfacesAreBoundedPerSectionAndTheirLinkTypesSummedUp() throws {
+        var writer = PcapngWriter()
+        for _ in 0..<PcapngReader.mostInterfaces { writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue) }
+        #expect(throws: Never.self) { try RecordingReader(bytes: writer.bytes) }
+        writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue)
+        #expect {
+            try RecordingReader(bytes: writer.bytes)
+        } throws: { error in
+            guard case .corruptRecord(_, let reason) = error as? RecordingError else { return false }
+            return reason.contains("more than \(PcapngReader.mostInterfaces) interface descriptions in one section")
+        }
+
+        var sections = PcapngWriter()
+        for type in 0..<UInt32(20) {
+            if type > 0 { sections.startSection() }
+            sections.addInterface(linkType: type == 0 ? LinkType.bluetoothHCIH4.rawValue : 1_000 + type)
+        }
+        let reader = try RecordingReader(bytes: sections.bytes)
+        let summary = reader.format.description
+        #expect(summary.hasPrefix("pcapng, link types 187 (BLUETOOTH_HCI_H4), 1001, ") && summary.hasSuffix(", 1007 and 12 more"), "\(summary)")
+    }
+
     @Test func aSectionHeaderAloneIsAnEmptyCapture() throws {
         var reader = try RecordingReader(bytes: PcapngWriter().bytes)
         #expect(reader.next() == nil)

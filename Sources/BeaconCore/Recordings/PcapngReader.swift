@@ -24,6 +24,10 @@ public struct PcapngReader: RecordedEventReader {
 
     /// Every link type the file's interfaces declare, in order of first appearance.
     public let linkTypes: [UInt32]
+    /// The most interface descriptions one section may hold. A capture has one
+    /// per device it listened on; a file of a million tiny ones would make
+    /// every packet's interface a lookup among them and the reader hold them all.
+    public static let mostInterfaces = 1_024
     private var walker: PcapngBlockWalker
     private var interfaces: [Interface] = []
     private var packets = CapturedPacketDecoder()
@@ -44,10 +48,18 @@ public struct PcapngReader: RecordedEventReader {
         // name the link types up front, so a foreign capture is refused before
         // anything starts rather than replaying nothing.
         var linkTypes: [UInt32] = []
+        var seen: Set<UInt32> = []
+        var inSection = 0
         while let block = walker.next() {
+            if block.type == PcapngFormat.sectionHeaderType { inSection = 0 }
             if block.type == PcapngFormat.interfaceDescriptionType, block.body.count >= 2 {
+                inSection += 1
+                guard inSection <= Self.mostInterfaces else {
+                    throw .corruptRecord(
+                        offset: block.offset, reason: "more than \(Self.mostInterfaces) interface descriptions in one section; no capture tool writes that many")
+                }
                 let type = UInt32(block.body.uint16(at: block.body.startIndex, bigEndian: walker.bigEndian))
-                if !linkTypes.contains(type) { linkTypes.append(type) }
+                if seen.insert(type).inserted { linkTypes.append(type) }
             }
         }
         if let first = linkTypes.first, !linkTypes.contains(where: { LinkType(rawValue: $0) != nil }) {
@@ -160,8 +172,12 @@ public struct PcapngReader: RecordedEventReader {
     /// length is what fits, no more than the snap length.
     private mutating func simplePacket(_ block: PcapngBlockWalker.Block) -> ArraySlice<UInt8>? {
         let body = block.body
-        guard body.count >= 4, let interface = interfaces.first else {
+        guard let interface = interfaces.first else {
             walker.fail(.corruptRecord(offset: block.offset, reason: "simple packet block without an interface description before it"))
+            return nil
+        }
+        guard body.count >= 4 else {
+            walker.fail(.corruptRecord(offset: block.offset, reason: "simple packet block of \(body.count + 12) bytes, at least 16 expected"))
             return nil
         }
         var captured = min(Int(body.uint32(at: body.startIndex, bigEndian: walker.bigEndian)), body.count - 4)

@@ -7,6 +7,9 @@ public struct RecordingReader: Sendable {
         case pcap(linkType: UInt32)
         case hcidump
 
+        /// A summary line names this many of a pcapng file's link types (a file may declare thousands).
+        static let linkTypesNamed = 8
+
         public var description: String {
             switch self {
             case .btsnoop(.monitor): "btsnoop (datalink 2001, BlueZ monitor)"
@@ -16,7 +19,8 @@ public struct RecordingReader: Sendable {
                 "pcapng, no interfaces"
             case .pcapng(let linkTypes):
                 "pcapng, link type\(linkTypes.count > 1 ? "s" : "") "
-                    + linkTypes.map(LinkType.describe).joined(separator: ", ")
+                    + linkTypes.prefix(Self.linkTypesNamed).map(LinkType.describe).joined(separator: ", ")
+                    + (linkTypes.count > Self.linkTypesNamed ? " and \(linkTypes.count - Self.linkTypesNamed) more" : "")
             case .pcap(let linkType): "pcap, link type \(LinkType.describe(linkType))"
             case .hcidump: "hcidump --raw text"
             }
