@@ -71,7 +71,7 @@ public enum ConfigurationLoader {
         }
         var reader = NodeReader(file: file)
         let value = read(&reader, root)
-        guard reader.problems.isEmpty, let value else { throw ConfigurationError(problems: reader.problems) }
+        guard reader.problems.isEmpty, let value else { throw ConfigurationError(problems: reader.problems, unlisted: reader.unlisted) }
         return value
     }
 

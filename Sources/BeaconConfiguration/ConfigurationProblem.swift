@@ -24,14 +24,20 @@ public struct ConfigurationProblem: Error, Hashable, Sendable, CustomStringConve
 /// A configuration refused as a whole, with every problem found in it.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var problems: [ConfigurationProblem]
+    /// Problems found past the first `mostProblems`, counted and not kept: a
+    /// file of half a million unknown keys must not become a message of tens
+    /// of megabytes in the journal.
+    public var unlisted: Int
+    public static let mostProblems = 100
 
     /// The problems in the order of their lines, as a person reads the file
     /// (those about the file as a whole first), whatever order they were found in.
-    public init(problems: [ConfigurationProblem]) {
+    public init(problems: [ConfigurationProblem], unlisted: Int = 0) {
         self.problems = problems.enumerated().sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }.map(\.element)
+        self.unlisted = unlisted
     }
 
     public var description: String {
-        problems.map(\.description).joined(separator: "\n")
+        (problems.map(\.description) + (unlisted > 0 ? ["… and \(unlisted) more problem(s) after these"] : [])).joined(separator: "\n")
     }
 }

@@ -12,6 +12,8 @@ import Foundation
 struct NodeReader {
     let file: String
     private(set) var problems: [ConfigurationProblem] = []
+    /// Problems past `ConfigurationError.mostProblems`, only counted.
+    private(set) var unlisted = 0
 
     init(file: String) {
         self.file = file
@@ -30,16 +32,17 @@ struct NodeReader {
             }
         }
         if let node = fields["ranging"] { configuration.ranging = ranging(node) }
-        configuration.regions = list(fields["regions"], "regions") { $0.region($1, $2) }
+        configuration.regions = list(fields["regions"], "regions", most: Configuration.mostRegions) { $0.region($1, $2) }
         // A region refused for its own problem is most likely the one a venue
         // meant: "matches no region" would then be a second, false problem.
         let regions: [RegionDefinition]? = switch fields["regions"] {
         case nil: []
         case let node?: node.sequence?.count == configuration.regions.count ? configuration.regions : nil
         }
-        configuration.venues = list(fields["venues"], "venues") { $0.venue($1, $2, regions: regions) }
+        configuration.venues = list(fields["venues"], "venues", most: Configuration.mostVenues) { $0.venue($1, $2, regions: regions) }
         if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)
+        checkHysteresis(configuration, fields)
         return configuration
     }
 
@@ -151,7 +154,6 @@ struct NodeReader {
         if let n = fields["max_distance"] { settings.maxDistance = number(n, "ranging.max_distance", in: 0.1...1000) }
         if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
-        checkHysteresis(enter: settings.enterRSSI, exit: settings.exitRSSI, fields["exit_rssi"] ?? node, "ranging")
         if let n = fields["default_measured_power"], let value = measuredPower(n, "ranging.default_measured_power") {
             settings.defaultMeasuredPower = value
         }
@@ -169,7 +171,6 @@ struct NodeReader {
         if let n = fields["enter_rssi"] { region.enterRSSI = number(n, "\(field).enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { region.exitRSSI = number(n, "\(field).exit_rssi", in: -127...20) }
         if let n = fields["exit_after"] { region.exitAfter = duration(n, "\(field).exit_after", positive: true) }
-        checkHysteresis(enter: region.enterRSSI, exit: region.exitRSSI, fields["exit_rssi"] ?? node, field)
         guard id != nil, constraint != nil else { return nil }
         return region
     }
@@ -213,7 +214,7 @@ struct NodeReader {
     // MARK: Checks across entries
 
     private mutating func checkIdentifiers(_ configuration: Configuration, _ fields: [String: YAMLNode]) {
-        for (section, ids) in [("regions", configuration.regions.map(\.id)), ("venues", configuration.venues.map(\.id))] {
+        for (section, ids) in [("regions", Set(configuration.regions.map(\.id))), ("venues", Set(configuration.venues.map(\.id)))] {
             guard let items = fields[section]?.sequence else { continue }
             var seen: [String: Int] = [:]
             for (index, item) in items.enumerated() {
@@ -227,10 +228,36 @@ struct NodeReader {
         }
     }
 
-    /// `node` is the exit_rssi value, where the problem is reported.
-    private mutating func checkHysteresis(enter: Double?, exit: Double?, _ node: YAMLNode, _ field: String) {
-        if let enter, let exit, exit >= enter {
-            report(node, "\(field).exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap")
+    /// An exit threshold needs an entry floor above it, or a beacon at the
+    /// edge enters and exits by turns (SPEC section 4). Checked for the pair
+    /// each region runs with — its own values, else `ranging:`'s — and for
+    /// `ranging:`'s own pair, which client regions take; reported at the
+    /// value the file gives at that level.
+    private mutating func checkHysteresis(_ configuration: Configuration, _ fields: [String: YAMLNode]) {
+        func value(_ node: YAMLNode?, _ key: String) -> YAMLNode? {
+            node?.mapping?.first { $0.key.scalar == key }?.value
+        }
+        let ranging = configuration.ranging
+        if let exit = ranging.exitRSSI, let node = value(fields["ranging"], "exit_rssi") {
+            if let enter = ranging.enterRSSI {
+                if exit >= enter { report(node, "ranging.exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap") }
+            } else {
+                report(node, "ranging.exit_rssi", "needs an enter_rssi above it (client regions, and regions without their own, take this pair), or a beacon at the edge enters and exits by turns")
+            }
+        }
+        guard let items = fields["regions"]?.sequence, items.count == configuration.regions.count else { return }
+        for (index, (item, region)) in zip(items, configuration.regions).enumerated() {
+            let field = "regions[\(index)]"
+            if let exit = region.exitRSSI, let node = value(item, "exit_rssi") {
+                if let enter = region.enterRSSI ?? ranging.enterRSSI {
+                    let from = region.enterRSSI != nil ? "enter_rssi" : "ranging.enter_rssi, which this region takes,"
+                    if exit >= enter { report(node, "\(field).exit_rssi", "must be lower than \(from) (\(enter)) so the region does not flap") }
+                } else {
+                    report(node, "\(field).exit_rssi", "needs an enter_rssi above it, or a beacon at the edge enters and exits by turns")
+                }
+            } else if let enter = region.enterRSSI, let exit = ranging.exitRSSI, exit >= enter, let node = value(item, "enter_rssi") {
+                report(node, "\(field).enter_rssi", "must be higher than ranging.exit_rssi, which this region takes, (\(exit)) so the region does not flap")
+            }
         }
     }
 
@@ -363,12 +390,18 @@ struct NodeReader {
     }
 
     /// Reads every item of a sequence, keeping the good ones.
+    /// - Parameter most: the most entries taken; a longer list is refused
+    ///   whole, before any entry is read.
     mutating func list<T>(
-        _ node: YAMLNode?, _ field: String, _ item: (inout NodeReader, YAMLNode, String) -> T?
+        _ node: YAMLNode?, _ field: String, most: Int = .max, _ item: (inout NodeReader, YAMLNode, String) -> T?
     ) -> [T] {
         guard let node else { return [] }
         guard let sequence = node.sequence else {
             report(node, field, "expected a list (lines starting with '- '), got a \(kind(node))")
+            return []
+        }
+        guard sequence.count <= most else {
+            report(node, field, "\(sequence.count) entries; beacond takes at most \(most)")
             return []
         }
         var items: [T] = []
@@ -391,6 +424,7 @@ struct NodeReader {
     }
 
     mutating func report(_ node: YAMLNode, _ field: String, _ message: String) {
+        guard problems.count < ConfigurationError.mostProblems else { return unlisted += 1 }
         problems.append(ConfigurationProblem(file: file, line: node.line, field: field, message: message))
     }
 }

@@ -85,20 +85,23 @@ struct YAMLComposer: ~Copyable {
             var pairs: [(key: YAMLNode, value: YAMLNode)] = []
             var size = 1
             var seen: Set<String> = []
+            var duplicated: Set<String> = []
             var duplicates: [(key: String, line: Int)] = []
             while true {
                 let next = try next()
                 if case .mappingEnd = next.kind { break }
                 let key = try self.node(next, depth: depth + 1)
                 let value = try self.node(try self.next(), depth: depth + 1)
-                if let name = key.scalar, !seen.insert(name).inserted, !duplicates.contains(where: { $0.key == name }) {
+                if let name = key.scalar, !seen.insert(name).inserted, duplicated.insert(name).inserted {
                     duplicates.append((name, key.line))
                 }
                 size += key.size + value.size
                 pairs.append((key, value))
             }
             if let first = duplicates.first {
-                let names = duplicates.map(\.key).joined(separator: ", ")
+                let named = 10
+                let names = duplicates.prefix(named).map(\.key).joined(separator: ", ")
+                    + (duplicates.count > named ? " and \(duplicates.count - named) more" : "")
                 throw YAMLError(line: first.line, message: "duplicate key \(names) in one mapping")
             }
             node = YAMLNode(content: .mapping(pairs), line: event.line, size: size)

@@ -383,6 +383,47 @@ import Testing
         Self.expectOneProblem(region, field: "regions[0].exit_rssi", at: "exit_rssi")
     }
 
+    /// The pair a region runs with mixes its own values and `ranging:`'s: a
+    /// region's exit above the file's entry floor, or its floor under the
+    /// file's exit, flaps as surely as a pair written together; an exit with
+    /// no floor at all has no hysteresis.
+    @Test func hysteresisIsCheckedOnThePairEachRegionRunsWith() {
+        let rangingEnter = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  enter_rssi: -85")
+        let regionExit = rangingEnter.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    exit_rssi: -80")
+        Self.expectOneProblem(regionExit, field: "regions[0].exit_rssi", at: "exit_rssi", mentioning: ["ranging.enter_rssi", "-85"])
+        let rangingExit = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  enter_rssi: -70\n  exit_rssi: -80")
+        let regionEnter = rangingExit.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    enter_rssi: -85")
+        Self.expectOneProblem(regionEnter, field: "regions[0].enter_rssi", at: "enter_rssi: -85", mentioning: ["ranging.exit_rssi", "-80"])
+        let noFloor = Self.valid.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    exit_rssi: -90")
+        Self.expectOneProblem(noFloor, field: "regions[0].exit_rssi", at: "exit_rssi", mentioning: ["needs an enter_rssi"])
+        let noFileFloor = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  exit_rssi: -90")
+        Self.expectOneProblem(noFileFloor, field: "ranging.exit_rssi", at: "exit_rssi", mentioning: ["needs an enter_rssi", "client regions"])
+        // A good pair across the levels is taken.
+        let mixed = rangingExit.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    enter_rssi: -75")
+        #expect(Self.problems(mixed).isEmpty)
+    }
+
+    /// Lists longer than beacond takes are refused before any entry is read,
+    /// and a file with thousands of problems lists the first hundred.
+    @Test func longListsAndManyProblemsAreBounded() throws {
+        let regions = (0...Configuration.mostRegions).map { "  - { id: r\($0), uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 }" }
+        let long = "regions:\n" + regions.joined(separator: "\n") + "\n"
+        Self.expectOneProblem(long, field: "regions", at: "  - { id: r0,", mentioning: ["\(Configuration.mostRegions + 1) entries", "at most \(Configuration.mostRegions)"])
+        let taken = "regions:\n" + regions.dropLast().joined(separator: "\n") + "\n"
+        #expect(try ConfigurationLoader.parse(taken, file: "beacons.yaml").regions.count == Configuration.mostRegions)
+
+        let unknown = (0..<1_000).map { "k\($0): 1" }.joined(separator: "\n")
+        do {
+            _ = try ConfigurationLoader.parse(unknown, file: "beacons.yaml")
+            Issue.record("a file of unknown keys was taken")
+        } catch {
+            #expect(error.problems.count == ConfigurationError.mostProblems)
+            #expect(error.unlisted == 1_000 - ConfigurationError.mostProblems)
+            #expect(error.description.hasSuffix("… and \(1_000 - ConfigurationError.mostProblems) more problem(s) after these"))
+            #expect(error.problems.first?.field == "k0")
+        }
+    }
+
     @Test func immediateMustBeLessThanNear() {
         let yaml = Self.valid.replacingOccurrences(
             of: "  exit_after: 10s", with: "  exit_after: 10s\n  proximity: { immediate: 3.0, near: 3.0 }")

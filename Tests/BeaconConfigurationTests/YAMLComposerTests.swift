@@ -45,6 +45,10 @@ import Testing
     @Test func duplicateKeysAreNamedAtTheRepeatsLine() {
         let problems = Self.problems("source: auto\nregions: []\nsource: hci\n")
         #expect(problems.map(\.description) == ["beacons.yaml:3: duplicate key source in one mapping"])
+        // Each name once, however often repeated; ten named, the rest counted.
+        let many = (0..<30).flatMap { ["k\($0): 1", "k\($0): 2", "k\($0): 3"] }.joined(separator: "\n")
+        let message = Self.problems(many).first?.message
+        #expect(message == "duplicate key " + (0..<10).map { "k\($0)" }.joined(separator: ", ") + " and 20 more in one mapping", "\(message ?? "nil")")
     }
 
     @Test func aSecondDocumentIsRefused() {

@@ -8,6 +8,12 @@ public struct Configuration: Hashable, Sendable {
     /// `nil`: no `mqtt:` section, nothing is published.
     public var mqtt: MQTTSettings?
 
+    /// The most regions a file may list: every sighting is matched against
+    /// each, and a site has a few.
+    public static let mostRegions = 1_000
+    /// The most venues: each is a beacon, and the engine tracks at most this many.
+    public static let mostVenues = EngineLimits().trackedBeacons
+
     public init(
         source: SourceSpec? = nil, ranging: RangingSettings = RangingSettings(),
         regions: [RegionDefinition] = [], venues: [VenueDefinition] = [],
