@@ -75,12 +75,28 @@ public struct StateStore: Sendable {
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
-        let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor)
-        close(descriptor)
-        guard written == data.count, synced == 0 else {
+        // Each failure is read from errno at once (a later call may change
+        // it); a short write goes on where it stopped, so a disk filling up
+        // says ENOSPC rather than whatever errno held before.
+        var failure: String?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count, failure == nil {
+                let written = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    failure = "cannot write \(temporary) (\(offset) of \(bytes.count) bytes written): \(written < 0 ? errorText() : "nothing taken")"
+                }
+            }
+        }
+        if failure == nil, fsync(descriptor) != 0 { failure = "cannot write \(temporary) to disk: \(errorText())" }
+        if close(descriptor) != 0, failure == nil { failure = "cannot write \(temporary): \(errorText())" }
+        if let failure {
             unlink(temporary)
-            throw SaveError(description: "cannot write \(temporary): \(errorText())")
+            throw SaveError(description: failure)
         }
         guard rename(temporary, path) == 0 else {
             unlink(temporary)
