@@ -89,7 +89,7 @@ extension BeaconClient {
             (Manager1.regionEntered, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.entered)(signal).map(BeaconEvent.region) }),
             (Manager1.regionExited, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.exited)(signal).map(BeaconEvent.region) }),
             (Manager1.nearestVenueChanged, { @Sendable signal throws(BeacondError) in .nearestVenue(try Self.venueUpdate(signal)) }),
-            (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in .availability(Self.availability(signal)) }),
+            (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in Self.availability(signal).map(BeaconEvent.availability) }),
         ]) { _ throws(BeacondError) in [] } stop: { _ in }
         // The bus takes a connection's messages in order: the match rules are in place once this is answered.
         _ = try await status()
@@ -107,8 +107,10 @@ extension BeaconClient {
         return Beacond.VenueUpdate(venue: signal.arguments.first?.string == "" ? nil : try Beacond.Venue(dbus: venue))
     }
 
-    @Sendable private static func availability(_ signal: DBusSignal) -> Beacond.Availability {
-        Beacond.Availability(available: signal.arguments.first?.bool ?? false, reason: signal.arguments.dropFirst().first?.string ?? "")
+    /// `nil` for a signal without its two arguments: skipped, not read as "unavailable".
+    @Sendable private static func availability(_ signal: DBusSignal) -> Beacond.Availability? {
+        guard let available = signal.arguments.first?.bool, let reason = signal.arguments.dropFirst().first?.string else { return nil }
+        return Beacond.Availability(available: available, reason: reason)
     }
 
     private func updates<Element: Sendable>(

@@ -24,9 +24,4 @@ public struct APIInterface: Sendable, Hashable {
         self.properties = properties
         self.signals = signals
     }
-
-    /// The property declared as `name`.
-    public func property(_ name: String) -> APIProperty? {
-        properties.first { $0.name == name }
-    }
 }

@@ -18,12 +18,16 @@ extension Beacond {
         public static let address = APIProperty("Address", String.self, doc: "The advertiser's Bluetooth address.")
         public static let venue = APIProperty("Venue", ObjectPath.self, doc: "Its venue's Venue1 object, or `/`.")
 
+        /// The bounds the interface's doc states.
+        private static let limits = ServiceLimits()
+
         public static let interface = APIInterface(
             name: name, objectPath: "\(path)/<uuid hex>_<major>_<minor>", summary: "a ranged beacon",
-            doc: "At most 20 objects are added, removed or changed every 0.2 s (100 a second, however often region events publish), "
+            doc: "At most \(limits.objectChanges) objects are added, removed or changed every \(limits.objectChangePeriod.seconds.decimals(1)) s "
+                + "(\((Double(limits.objectChanges) / limits.objectChangePeriod.seconds).decimals(0)) a second, however often region events publish), "
                 + "venue beacons first, "
-                + "so a room full of strangers cannot flood the bus. PropertiesChanged is coalesced: at most once a second "
-                + "per object, and only when a value changed meaningfully (a number by more than 5%).",
+                + "so a room full of strangers cannot flood the bus. PropertiesChanged is coalesced: at most once every "
+                + "\(limits.coalescing.seconds.decimals(0)) s per object, and only when a value changed meaningfully (a number by more than 5%).",
             properties: [uuid, major, minor, rssi, filteredRssi, measuredPower, distance, accuracy, proximity, stationary, lastSeen, address, venue])
 
         /// GetRangedBeacons' entries: the properties, as a dictionary.

@@ -104,7 +104,7 @@ extension Beacond {
         public static let preferredVenue = APIProperty("PreferredVenue", String.self, doc: "The preferred venue's id, or \"\".")
         public static let version = APIProperty("Version", String.self, doc: "beacond's version.")
         public static let droppedAdvertisements = APIProperty(
-            "DroppedAdvertisements", UInt64.self, doc: "Advertisements dropped since start because 10,000 were already waiting for the engine.")
+            "DroppedAdvertisements", UInt64.self, doc: "Advertisements dropped since start because \(limits.advertisementQueue) were already waiting for the engine.")
         public static let mqtt = APIProperty(
             "Mqtt", String.self, doc: "`off`, `connecting: …`, `connected: …` or `disconnected: …` (docs/mqtt.md).")
 

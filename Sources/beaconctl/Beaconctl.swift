@@ -80,9 +80,10 @@ enum Output {
         Dictionary(properties.map { ($0.0, $0.1.jsonObject) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// A whole number, or "-" for what is not one (a misbehaving service's NaN must not trap).
+    /// A whole number, or "-" for what is not one: a misbehaving service's
+    /// NaN, or 1e300, which no `Int` holds, must not trap.
     static func whole(_ value: Double) -> String {
-        value.isFinite ? String(Int(value.rounded())) : "-"
+        Int(exactly: value.rounded()).map(String.init) ?? "-"
     }
 
     static func number(_ value: Double?, _ decimals: Int = 2) -> String {

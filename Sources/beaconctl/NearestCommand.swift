@@ -14,14 +14,16 @@ struct NearestCommand: AsyncParsableCommand {
     @Option(help: "Wait up to this long for an answer (500ms, 10s, 2m) instead of failing at once.")
     var wait: String?
 
+    /// A bad `--wait` is a usage error (64) before the bus is looked for.
+    func validate() throws {
+        if let wait, Self.milliseconds(wait) == nil { throw ValidationError("--wait takes a duration like 500ms, 10s or 2m") }
+    }
+
     func run() async throws {
         let venue: Beacond.Venue
         do {
             let client = try await options.client()
-            if let wait {
-                guard let milliseconds = Self.milliseconds(wait) else {
-                    throw ValidationError("--wait takes a duration like 500ms, 10s or 2m")
-                }
+            if let wait, let milliseconds = Self.milliseconds(wait) {
                 venue = try await Self.request(client, within: .milliseconds(milliseconds))
             } else {
                 venue = try await client.nearestVenue()

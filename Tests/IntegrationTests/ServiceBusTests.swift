@@ -621,6 +621,9 @@ import Testing
         let missing = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("beacond is not running"))
+        // A bad --wait is a usage error, whether or not beacond is there.
+        let badWait = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "soon"])
+        #expect(badWait.status == 64 && badWait.stderr.contains("--wait takes a duration"), "\(badWait.status) \(badWait.stderr)")
     }
 
     /// calibrate names a wrong venue at once, with the venues there are, and
