@@ -120,7 +120,10 @@ public final class BeaconService: Service, Sendable {
         var availability = "scanning with \(source)"
         var dropped: UInt64 = 0
         var dropReport = DropReport()
-        /// Silence is counted from the last sighting or from when the radio came back, whichever is later.
+        /// Silence is counted from the last advertisement of any kind (SPEC
+        /// section 2: a radio that hears phones and no beacon is not deaf) or
+        /// from when the radio came back, whichever is later.
+        var lastHeard: Timestamp?
         var resumedAt = start
         // Off without an `mqtt:` section: no MQTT library call is made at all.
         let mqtt = configuration.mqtt.map { MQTTPublisher(settings: $0, version: settings.version, logger: logger) }
@@ -200,10 +203,13 @@ public final class BeaconService: Service, Sendable {
             for event in batch.advertisements {
                 switch event {
                 case .hciEvent(let packet, let time):
+                    let heard = decoder.advertisements
                     decoder.decode(event: packet, at: time) { engine.ingest($0, into: &events) }
+                    if decoder.advertisements > heard { lastHeard = max(lastHeard ?? time, time) }
                     ticked = tickIfDue(&engine, at: time, last: &lastTick, events: &events) || ticked
                 case .advertisement(let advertisement):
                     if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
+                    lastHeard = max(lastHeard ?? advertisement.time, advertisement.time)
                     ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
                 case .availability, .note:
                     break  // posted as control
@@ -217,10 +223,10 @@ public final class BeaconService: Service, Sendable {
                 lastTick = now
                 // A silent source is flagged but the engine goes on: beacons that
                 // are really gone (a café closed for the night) must still exit.
-                let quiet = now - max(engine.lastSighting ?? start, resumedAt)
+                let quiet = now - max(lastHeard ?? start, resumedAt)
                 if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
-                    announce(false, "source \(source) is up but has delivered no iBeacon advertisement for \(settings.silenceAfter.configurationText)")
+                    announce(false, "source \(source) is up but has delivered no advertisement for \(settings.silenceAfter.configurationText)")
                 } else if quiet < settings.silenceAfter, silentSince != nil {
                     silentSince = nil
                     announce(true, "advertisements arrive again from \(source)")

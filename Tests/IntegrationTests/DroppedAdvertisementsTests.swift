@@ -3,8 +3,6 @@ import BeaconService
 import BeaconTestSupport
 import BeacondAPI
 import Foundation
-import InMemoryLogging
-import Logging
 import Testing
 
 /// What the service says when the engine cannot keep up, end to end: the
@@ -21,15 +19,7 @@ import Testing
         try #require(total > 0)
 
         let bus = try PrivateBus()
-        let state = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: state) }
-        var settings = BeaconService.Settings(
-            configurationPath: TestSupport.repository("beacons.yaml"), source: .replay(path: recording, speed: .max),
-            stateDirectory: state.path, bus: .address(bus.address), version: "test")
-        settings.limits.advertisementQueue = 0
-        let journal = InMemoryLogHandler()
-        let service = BeaconService(settings: settings, configuration: Configuration(), logger: Logger(label: "beacond") { _ in journal })
-        let running = Task { try await service.run() }
+        let service = try InProcessService(source: .replay(path: recording, speed: .max), bus: bus) { $0.limits.advertisementQueue = 0 }
 
         // The replay's end is posted after its last advertisement, and the
         // publication that says the source ended carries the count by then.
@@ -43,15 +33,14 @@ import Testing
             property = read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             if property != "t \(total)" { try await Task.sleep(for: .milliseconds(20)) }
         }
-        running.cancel()
-        _ = await running.result
-        let lines = journal.entries.map(\.message.description)
+        await service.stop()
+        let lines = service.lines
         #expect(property == "t \(total)", "\(lines)")
 
         // The journal: a warning at the first drop, giving the count since
         // start (within the minute, later drops wait for the next line), and
         // the stopping line's total; no advertisement reached the decoder.
-        let warnings = journal.entries.filter { $0.level == .warning }.map(\.message.description).filter { $0.hasPrefix("dropped ") }
+        let warnings = service.journal.entries.filter { $0.level == .warning }.map(\.message.description).filter { $0.hasPrefix("dropped ") }
         let first = try #require(warnings.first, "\(lines)")
         let counts = first.split(separator: " ")
         #expect(counts.count > 2 && first.contains("(\(counts[1]) since start)"), "\(first)")

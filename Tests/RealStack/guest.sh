@@ -334,7 +334,7 @@ scenario_service() {
     kill -TERM "${pids[1]}"
     local stopped
     stopped=$(now)
-    check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:hci0 is up but has delivered no iBeacon advertisement for" 45
+    check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:hci0 is up but has delivered no advertisement for" 45
     echo "  flagged silent $(since "$stopped") s after the beacon stopped"
     check unavailable-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b false'"
 }

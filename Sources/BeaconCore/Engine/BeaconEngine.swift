@@ -11,7 +11,7 @@ public struct BeaconEngine: Sendable {
     public private(set) var configuration: Configuration
     public private(set) var monitor: RegionMonitor
     public private(set) var preferredVenueID: String?
-    /// When the last advertisement of any kind arrived: the service flags a silent source from it.
+    /// When the last iBeacon was sighted: the service maps a replay's time onto its own from it.
     public private(set) var lastSighting: Timestamp?
     public var filterParameters = RSSIFilter.Parameters()
     public var limits = EngineLimits()
