@@ -120,6 +120,8 @@ public final class BeaconService: Service, Sendable {
         var availability = "scanning with \(source)"
         var dropped: UInt64 = 0
         var dropReport = DropReport()
+        /// What the source says it opened: `auto`'s choice, a bare `hci`'s adapter.
+        var opened: SourceSpec?
         /// Silence is counted from the last advertisement of any kind (SPEC
         /// section 2: a radio that hears phones and no beacon is not deaf) or
         /// from when the radio came back, whichever is later.
@@ -132,7 +134,7 @@ public final class BeaconService: Service, Sendable {
         func snapshot(_ engine: BeaconEngine, at time: Timestamp) -> ServiceSnapshot {
             ServiceSnapshot(
                 time: time, serviceTime: ServiceClock.now(), engine: engine, available: available, availabilityReason: availability,
-                source: source.description, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
+                source: opened ?? source, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
         }
         var bus: BusService?
         if let address = settings.bus {
@@ -191,6 +193,9 @@ public final class BeaconService: Service, Sendable {
                     announce(now, reason)
                 case .note(let note):
                     logger.notice("\(note)")
+                case .opened(let spec):
+                    if spec != opened, spec != source { logger.notice("source \(source) opened \(spec)") }
+                    opened = spec
                 case .sourceEnded(let reason):
                     logger.notice("source \(source) ended: \(reason)")
                     announce(false, "source ended: \(reason)")
@@ -211,7 +216,7 @@ public final class BeaconService: Service, Sendable {
                     if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                     lastHeard = max(lastHeard ?? advertisement.time, advertisement.time)
                     ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
-                case .availability, .note:
+                case .availability, .note, .opened:
                     break  // posted as control
                 }
             }

@@ -293,10 +293,9 @@ final class BusService: Sendable {
     // MARK: Declarations (Sources/BeacondAPI), served
 
     private static func managerProperties(_ snapshot: ServiceSnapshot, version: String) -> [(String, DBusValue)] {
-        let adapter = snapshot.source.hasPrefix("hci") || snapshot.source.hasPrefix("bluez")
-            ? (snapshot.source.split(separator: ":").dropFirst().first.map(String.init) ?? "hci0") : ""
-        return Beacond.Status(
-            available: snapshot.available, source: snapshot.source, adapter: adapter, nearestVenue: snapshot.nearest?.venueID,
+        Beacond.Status(
+            available: snapshot.available, source: snapshot.source.description, adapter: snapshot.source.adapter ?? "",
+            nearestVenue: snapshot.nearest?.venueID,
             preferredVenue: snapshot.preferredVenue, version: version, droppedAdvertisements: snapshot.droppedAdvertisements,
             mqtt: snapshot.mqtt
         ).properties

@@ -1,3 +1,4 @@
+import BeaconCore
 import BeaconSources
 import Synchronization
 
@@ -15,6 +16,8 @@ final class ServiceMailbox: Sendable {
         case availability(Bool, reason: String)
         /// What a source tried on its own (re-arming a quiet scan): a log line.
         case note(String)
+        /// The source and adapter scanning now (`SourceEvent.opened`).
+        case opened(SourceSpec)
         /// A replay reached its end (or where it breaks off): the service goes on answering.
         case sourceEnded(String)
         /// The source cannot scan (no adapter, no permission, no bluetoothd, an unreadable file): the service stops.
@@ -76,6 +79,9 @@ final class ServiceMailbox: Sendable {
             return
         case .note(let note):
             post(Control.note(note))
+            return
+        case .opened(let source):
+            post(Control.opened(source))
             return
         case .hciEvent, .advertisement:
             break

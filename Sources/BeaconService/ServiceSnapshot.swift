@@ -19,7 +19,9 @@ public struct ServiceSnapshot: Sendable {
     public var preferredVenue: String?
     public var available: Bool
     public var availabilityReason: String
-    public var source: String
+    /// The source scanning, as `--source` would name it: once it has opened,
+    /// what `auto` chose and the adapter a bare `hci` or `bluez` found.
+    public var source: SourceSpec
     /// Advertisements dropped because the engine could not keep up, since start.
     public var droppedAdvertisements: UInt64
     /// The MQTT link: "off", or the publisher's status ("connected: …", "disconnected: why; …").
@@ -27,7 +29,7 @@ public struct ServiceSnapshot: Sendable {
 
     public init(
         time: Timestamp, serviceTime: Timestamp? = nil, engine: BeaconEngine, available: Bool, availabilityReason: String,
-        source: String, droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
+        source: SourceSpec, droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
     ) {
         self.time = time
         self.serviceTime = serviceTime ?? time

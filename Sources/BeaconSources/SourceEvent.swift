@@ -15,6 +15,10 @@ public enum SourceEvent: Sendable {
     case advertisement(Advertisement)
     /// Scanning stopped or resumed, and why.
     case availability(available: Bool, reason: String)
+    /// The source and adapter scanning now, as `--source` would name them:
+    /// what `auto` chose, the adapter a bare `hci` or `bluez` found. Sent
+    /// before scanning starts, and again if another adapter is taken.
+    case opened(SourceSpec)
     /// What the source tried on its own and what came of it (re-arming a
     /// scan gone quiet): worth a log line, changes nothing.
     case note(String)

@@ -98,8 +98,13 @@ extension Beacond {
         // MARK: Properties
 
         public static let available = APIProperty("Available", Bool.self, doc: "The source delivers advertisements.")
-        public static let source = APIProperty("Source", String.self, doc: "The source, as `--source` names it.")
-        public static let adapter = APIProperty("Adapter", String.self, doc: "The Bluetooth adapter (`hci0`), \"\" for replay and simulate.")
+        public static let source = APIProperty(
+            "Source", String.self,
+            doc: "The source scanning, as `--source` would name it: what `auto` chose and the adapter a bare `hci` or `bluez` found "
+                + "(`hci:hci0`, `bluez:hci1`) once it has opened one; as given until then, and for replay and simulate.")
+        public static let adapter = APIProperty(
+            "Adapter", String.self,
+            doc: "The Bluetooth adapter scanning (`hci0`); \"\" for replay and simulate, and until `auto` or a bare `hci` or `bluez` has opened one.")
         public static let nearestVenue = APIProperty("NearestVenue", String.self, doc: "The nearest venue's id, or \"\".")
         public static let preferredVenue = APIProperty("PreferredVenue", String.self, doc: "The preferred venue's id, or \"\".")
         public static let version = APIProperty("Version", String.self, doc: "beacond's version.")

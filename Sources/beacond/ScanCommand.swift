@@ -48,6 +48,8 @@ struct ScanCommand: AsyncParsableCommand {
                         output.note("scanning \(available ? "resumed" : "stopped"): \(reason)")
                     case .note(let note):
                         output.note(note)
+                    case .opened(let source):
+                        output.note("scanning with \(source)")
                     }
                 }
                 return (decoder, .success(outcome))

@@ -140,7 +140,11 @@ import Testing
     }
 
     static func available(_ service: Service) throws -> String {
-        try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Available"])
+        try property(service, Beacond.Manager1.available)
+    }
+
+    static func property(_ service: Service, _ property: APIProperty) throws -> String {
+        try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, property.name])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -184,6 +188,10 @@ import Testing
         try Self.addCounters(mock)
         try Self.advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
         #expect(try Self.available(service) == "b true")
+        // A bare `bluez` says which adapter it found.
+        #expect(try Self.property(service, Beacond.Manager1.source) == "s \"bluez:hci0\"")
+        #expect(try Self.property(service, Beacond.Manager1.adapter) == "s \"hci0\"")
+        #expect(service.logText.contains("source bluez opened bluez:hci0"), "\(service.logText)")
         #expect(try service.call("RequestState", ["s", "caffe-macs"]).stdout.contains("inside"))
         let ranged = try await service.python(
             """

@@ -34,7 +34,7 @@ import Testing
             bus, rules: ["type='method_return'", "type='signal',member='InterfacesAdded'", "type='method_call',member='Ping'"])
         let venues = (0..<200).map { VenueDefinition(id: "venue-\($0)", name: "Venue \($0)", constraint: BeaconConstraint(uuid: Self.uuid, major: 1, minor: UInt16($0))) }
         let engine = BeaconEngine(configuration: Configuration(venues: venues), now: Self.t0)
-        var snapshot = ServiceSnapshot(time: Self.t0, engine: engine, available: true, availabilityReason: "", source: "test")
+        var snapshot = ServiceSnapshot(time: Self.t0, engine: engine, available: true, availabilityReason: "", source: .simulate(scenario: nil))
         let service = try await BusService.start(
             bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }
@@ -105,7 +105,7 @@ import Testing
         let venue = venues[0]
         var snapshot = ServiceSnapshot(
             time: Self.t0, engine: BeaconEngine(configuration: Configuration(venues: venues), now: Self.t0), available: true,
-            availabilityReason: "", source: "test")
+            availabilityReason: "", source: .simulate(scenario: nil))
         let service = try await BusService.start(
             bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }

@@ -239,6 +239,9 @@ import Testing
             #expect(venue[key] != nil, "missing \(key)")
         }
         #expect(lines.count == 2 && lines[1].hasSuffix("ranging True Boolean"), "\(lines)")
+        // A simulation has no adapter.
+        let status = try await service.python("print(repr(str(manager.Get('\(Beacond.Manager1.name)', 'Source', dbus_interface='org.freedesktop.DBus.Properties'))), repr(str(manager.Get('\(Beacond.Manager1.name)', 'Adapter', dbus_interface='org.freedesktop.DBus.Properties'))))")
+        #expect(status.stdout == "'simulate' ''\n", "\(status.stdout)\(status.stderr)")
     }
 
     /// GetNearestVenue and the NearestVenue property are built once per

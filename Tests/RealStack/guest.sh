@@ -331,6 +331,7 @@ scenario_service() {
     beaconctl nearest >"$work/nearest.txt" 2>&1
     check nearest-is-the-preference grep -q "counter-1 .*your preferred venue" "$work/nearest.txt"
     check available-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b true'"
+    check adapter-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Adapter | grep -qx 's \"hci0\"'"
     kill -TERM "${pids[1]}"
     local stopped
     stopped=$(now)

@@ -11,6 +11,7 @@ import Testing
         case report(minor: UInt16)
         case available(Bool, String)
         case note(String)
+        case opened(SourceSpec)
     }
 
     /// Runs `source` until `done` holds for what it delivered (or 10 s pass), then cancels it.
@@ -28,6 +29,8 @@ import Testing
                     continuation.yield(.available(available, reason))
                 case .note(let note):
                     continuation.yield(.note(note))
+                case .opened(let source):
+                    continuation.yield(.opened(source))
                 case .advertisement:
                     break
                 }
@@ -80,12 +83,12 @@ import Testing
         let seen = try await Self.run(source) { $0.contains(.report(minor: 3)) }
         let scanning = "hci0: scanning with legacy LE commands (the controller lists no extended scanning)"
         #expect(seen == [
-            .available(true, scanning),
+            .opened(.hci(adapter: "hci0")), .available(true, scanning),
             .report(minor: 1),
             .report(minor: 2),
             .available(false, "hci0 stopped delivering (Broken pipe): removed, reset or powered off; trying again every 5ms"),
             .available(false, "no Bluetooth adapter named hci0; trying again every 5ms"),
-            .available(true, scanning),
+            .opened(.hci(adapter: "hci0")), .available(true, scanning),
             .report(minor: 3),
         ])
         #expect(attempts.withLock { $0 } == 4)
@@ -95,13 +98,22 @@ import Testing
         #expect(first.state.withLock { $0.filter } == ScriptedController.originalFilter)
     }
 
+    /// A bare `hci` says which adapter it opened (what `hci_get_route` chose), before it says it scans.
+    @Test func aBareHCISourceSaysWhichAdapterItOpened() async throws {
+        let controller = ScriptedController(name: "hci1")
+        let source = HCISource(adapter: nil, quietCheck: .seconds(60)) { _ throws(SourceError) in controller }
+        let seen = try await Self.run(source) { $0.count == 2 }
+        #expect(seen.first == .opened(.hci(adapter: "hci1")), "\(seen)")
+        #expect(seen.last.map { if case .available(true, _) = $0 { true } else { false } } == true, "\(seen)")
+    }
+
     @Test func anAdapterThatWentDownIsNoticedWithoutWaitingForQuiet() async throws {
         let controller = ScriptedController { $0.adapterUp = false }
         let source = HCISource(adapter: "hci0", retryInterval: .seconds(60), statusCheck: .milliseconds(1), quietCheck: .seconds(60)) {
             _ throws(SourceError) in controller
         }
-        let seen = try await Self.run(source) { $0.count == 2 }
-        #expect(seen.count == 2)
+        let seen = try await Self.run(source) { $0.count == 3 }
+        #expect(seen.count == 3)
         #expect(seen.last.map { if case .available(false, let reason) = $0 { reason.contains("hci0 went down") } else { false } } == true)
     }
 
@@ -124,10 +136,10 @@ import Testing
         let seen = try await Self.run(source) { $0.contains(.report(minor: 2)) }
         let scanning = Seen.available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)")
         #expect(seen == [
-            scanning,
+            .opened(.hci(adapter: "hci0")), scanning,
             .report(minor: 1),
             .available(false, "hci0 was reset (brought down and up, or `hciconfig hci0 reset`), which cleared its scan; trying again every 5ms"),
-            scanning,
+            .opened(.hci(adapter: "hci0")), scanning,
             .report(minor: 2),
         ])
         #expect(second.sent == [
@@ -140,9 +152,9 @@ import Testing
     @Test func aQuietScanIsReissuedAndTheComebackNoted() async throws {
         let controller = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1)] }
         let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(20), recoveryAttempts: 2) { _ throws(SourceError) in controller }
-        let seen = try await Self.run(source) { $0.count == 5 }
+        let seen = try await Self.run(source) { $0.count == 6 }
         #expect(seen == [
-            .available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)"),
+            .opened(.hci(adapter: "hci0")), .available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)"),
             .report(minor: 1),
             .note("hci0: no advertising report for 20ms; re-issued the scan (try 1 of 2): scanning with legacy LE commands (the controller lists no extended scanning)"),
             .report(minor: 1),
@@ -158,10 +170,10 @@ import Testing
         let foreignDisable: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]
         let controller = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1), foreignDisable] }
         let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(20)) { _ throws(SourceError) in controller }
-        let seen = try await Self.run(source) { $0.count == 6 }
+        let seen = try await Self.run(source) { $0.count == 7 }
         let scanning = "scanning with legacy LE commands (the controller lists no extended scanning)"
         #expect(seen == [
-            .available(true, "hci0: \(scanning)"),
+            .opened(.hci(adapter: "hci0")), .available(true, "hci0: \(scanning)"),
             .report(minor: 1),
             .note("hci0: another program sent LE Set Scan Enable (0x200C) to hci0 (the kernel's own LE scan, or a tool): "
                 + "listening to the scan it leaves, re-issuing ours only when reports stop"),
@@ -176,8 +188,8 @@ import Testing
     @Test func reissuingIsBoundedAndThenGivenUp() async throws {
         let controller = ScriptedController()
         let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(5), recoveryAttempts: 2) { _ throws(SourceError) in controller }
-        let seen = try await Self.run(source) { $0.count == 4 }
-        #expect(seen.dropFirst().map { if case .note(let note) = $0 { String(note.prefix(55)) } else { "\($0)" } } == [
+        let seen = try await Self.run(source) { $0.count == 5 }
+        #expect(seen.dropFirst(2).map { if case .note(let note) = $0 { String(note.prefix(55)) } else { "\($0)" } } == [
             "hci0: no advertising report for 5ms; re-issued the scan",
             "hci0: no advertising report for 15ms; re-issued the sca",
             "hci0: still no advertising report after 2 re-issued sca",

@@ -92,6 +92,14 @@ public enum SourceSpec: Hashable, Sendable, CustomStringConvertible {
         return .replay(path: path, speed: .factor(number))
     }
 
+    /// The Bluetooth adapter it names (`hci0`), if any.
+    public var adapter: String? {
+        switch self {
+        case .hci(let adapter), .bluez(let adapter): adapter
+        case .auto, .replay, .simulate: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .auto: "auto"

@@ -218,6 +218,7 @@ struct BlueZSession {
     /// Takes an adapter into use: discovery if it is powered, a wait if not.
     private mutating func adopt(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) -> Void) async {
         adapterPath = path
+        deliver(.opened(.bluez(adapter: adapterName)))
         if properties["Powered"]?.bool == true {
             await startDiscovery(deliver)
         } else {

@@ -99,6 +99,7 @@ public struct HCISource: Sendable {
         defer { scanner.stop() }
         let mode = try scanner.start()
         started = true
+        emit(.event(.opened(.hci(adapter: channel.name))))
         emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)")))
         var recovery = SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now)
         var lastChecked = ContinuousClock.now
