@@ -47,11 +47,18 @@ extension BeaconClient {
             }
         }
         // What this sequence may have started, and so stops: not a region
-        // beacond refused (it may be another sequence's of the same id), but
-        // one whose call was cancelled or lost, which beacond may have made.
+        // beacond refused, but one whose call was cancelled or lost, which
+        // beacond may have made. Each id is claimed first, so no other
+        // sequence of this client starts or stops it meanwhile.
         let started = Mutex<[String]>([])
-        return updates([(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))]) { client throws(BeacondError) in
+        let holder = regionClaims.newHolder()
+        return updates(
+            [(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))], heldBack: false
+        ) { client throws(BeacondError) in
             for region in regions {
+                guard await client.regionClaims.claim(region.id, for: holder) else {
+                    throw .regionExists("another of this client's monitor sequences monitors a region '\(region.id)' already; choose another id")
+                }
                 while true {
                     started.withLock { $0.append(region.id) }
                     do throws(BeacondError) {
@@ -64,16 +71,20 @@ extension BeaconClient {
                 }
             }
             return []
+        } ended: { [regionClaims] in
+            regionClaims.stopping(holder)
         } stop: { client in
             for id in started.withLock({ $0 }) { try? await client.stopMonitoring(id) }
+            client.regionClaims.release(of: holder)
         }
     }
 
     /// Entries and exits of every region that asks to be told (beacons.yaml's and every client's), by id.
     public func regionEvents() -> BeaconUpdates<Beacond.RegionEvent> {
         // Asks beacond once, so the sequence fails at once when it is not on the bus, as the others do.
-        updates([(Manager1.regionEntered, Self.regionEvent(.entered)), (Manager1.regionExited, Self.regionEvent(.exited))]) {
-            client throws(BeacondError) in
+        updates(
+            [(Manager1.regionEntered, Self.regionEvent(.entered)), (Manager1.regionExited, Self.regionEvent(.exited))], heldBack: false
+        ) { client throws(BeacondError) in
             _ = try await client.status()
             return []
         } stop: { _ in }
@@ -90,7 +101,7 @@ extension BeaconClient {
             (Manager1.regionExited, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.exited)(signal).map(BeaconEvent.region) }),
             (Manager1.nearestVenueChanged, { @Sendable signal throws(BeacondError) in .nearestVenue(try Self.venueUpdate(signal)) }),
             (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in Self.availability(signal).map(BeaconEvent.availability) }),
-        ]) { _ throws(BeacondError) in [] } stop: { _ in }
+        ], heldBack: false) { _ throws(BeacondError) in [] } stop: { _ in }
         // The bus takes a connection's messages in order: the match rules are in place once this is answered.
         _ = try await status()
         return events
@@ -126,17 +137,21 @@ extension BeaconClient {
     /// (then the match rules go and `stop` runs), by beacond leaving the bus,
     /// or by the connection to the bus being lost.
     ///
-    /// Signals that come while `start` runs are held back: when there are
-    /// any they are yielded instead of `start`'s elements. beacond signals
-    /// every change, so the last of them is at least as new as `start`'s
-    /// answer, which may have been read before them.
+    /// Where `start` answers with the current state (`heldBack`), signals
+    /// that come while it runs are held back: when there are any they are
+    /// yielded instead of `start`'s elements. beacond signals every change,
+    /// so the last of them is at least as new as `start`'s answer, which may
+    /// have been read before them. Where `start` only sets things up (a
+    /// monitor's region starts, which beacond may pace a second apart), each
+    /// signal is yielded as it comes. `ended` runs as the sequence ends, before `stop`.
     private func updates<Element: Sendable>(
-        _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)],
+        _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)], heldBack: Bool = true,
         start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
+        ended: @escaping @Sendable () -> Void = {},
         stop: @escaping @Sendable (BeaconClient) async -> Void
     ) -> BeaconUpdates<Element> {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
-        let early = Mutex<[Element]?>([])
+        let early = Mutex<[Element]?>(heldBack ? [] : nil)
         let deliver = { @Sendable (value: Element) in
             let held = early.withLock { early -> Bool in
                 early?.append(value)
@@ -170,7 +185,11 @@ extension BeaconClient {
                 continuation.finish(throwing: BeacondError(.disconnected("the connection to the \(bus) bus was lost"), bus: bus))
             },
         ]
-        let starting = Task {
+        // A sequence made in a task cancelled already ends without starting:
+        // a monitor would otherwise claim its regions for a moment after its
+        // caller was gone, and another sequence begun then be refused them.
+        let starting = Task { [cancelled = Task.isCancelled] in
+            guard !cancelled else { return continuation.finish() }
             do throws(BeacondError) {
                 let initial = try await start(self)
                 early.withLock { early in
@@ -186,6 +205,7 @@ extension BeaconClient {
         continuation.onTermination = { [self] _ in
             for subscription in subscriptions { subscription.cancel() }
             starting.cancel()
+            ended()
             Task {
                 _ = await starting.result
                 await stop(self)

@@ -20,6 +20,8 @@ public final class BeaconClient: Sendable {
     private typealias Manager1 = Beacond.Manager1
 
     let connection: DBusConnection
+    /// Which of this client's `monitor` sequences holds each region id.
+    let regionClaims = RegionClaims()
 
     /// Connects to `bus`; beacond need not be running yet (calls then fail with `.serviceNotRunning`).
     public static func connect(bus: Bus = .system) async throws(BeacondError) -> BeaconClient {

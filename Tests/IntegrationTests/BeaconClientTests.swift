@@ -365,6 +365,98 @@ import Testing
         #expect(try await client.regions().contains { $0.owner == client.uniqueName && $0.id == region.id })
     }
 
+    /// While later regions wait out the pace, the entries of those started
+    /// already are yielded as they come, not held until every region has
+    /// started (they were, a second per paced region).
+    @Test func aStartedRegionsEventsComeWhileLaterOnesWaitOutThePace() async throws {
+        let service = try await Service()
+        let client = try await Self.client(service)
+        let earlier = try await Self.client(service)
+        let limits = ServiceLimits()
+        let spare = MonitoredRegion("spare", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        var refused: BeacondError?
+        for _ in 0..<limits.regionsPerUser + 8 where refused == nil {
+            do {
+                try await earlier.startMonitoring(spare)
+                try await earlier.stopMonitoring(spare.id)
+            } catch {
+                refused = error
+            }
+        }
+        try #require(refused?.code == .busy, "\(String(describing: refused))")
+        // The café's counters enter within a fraction of a second of starting; the
+        // three far-away regions after them take a second each to be let start.
+        let far = (1...3).map { MonitoredRegion("far-\($0)", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-00000000000\($0)")!)) }
+        let counters = MonitoredRegion("counters", constraint: BeaconConstraint(uuid: Self.cafe, major: 1))
+        let first = try await Self.within(.seconds(30)) {
+            var first: Beacond.RegionEvent?
+            for try await event in client.monitor([counters] + far) {
+                first = event
+                break
+            }
+            return first
+        }
+        #expect(first == Beacond.RegionEvent(id: "counters", kind: .entered))
+        // Had it been held back, the last far region would have started first.
+        let owned = try await earlier.regions().filter { $0.owner == client.uniqueName }.map(\.id)
+        #expect(!owned.contains("far-3"), "\(owned)")
+    }
+
+    /// A sequence begun as soon as another of the same client ended waits for
+    /// the old one's StopMonitoring instead of racing it (it failed with
+    /// RegionExists about half the time); a sequence cancelled while its
+    /// start is unanswered never stops a region another sequence holds.
+    @Test func sequencesOfOneClientNeverStartOrStopEachOthersRegions() async throws {
+        let service = try await Service()
+        let client = try await Self.client(service)
+        let region = MonitoredRegion("far-away", constraint: BeaconConstraint(uuid: UUID(uuidString: "0E0E0E0E-0000-4000-8000-000000000001")!))
+        /// A monitor that ends with the error it failed with, or `nil` once cancelled.
+        func monitoring() -> Task<(any Error)?, Never> {
+            Task {
+                do {
+                    for try await _ in client.monitor([region]) {}
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        func waitUntilMonitored() async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await !client.regions().contains(where: { $0.owner == client.uniqueName && $0.id == region.id }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        var failures: [any Error] = []
+        var holder = monitoring()
+        try await waitUntilMonitored()
+        for _ in 0..<10 {
+            holder.cancel()
+            let ended = holder
+            holder = monitoring()
+            if let error = await ended.value { failures.append(error) }
+            try await waitUntilMonitored()
+        }
+        var intruders: [any Error] = []
+        for round in 0..<20 {
+            let intruder = monitoring()
+            if round % 2 == 1 { await Task.yield() }
+            intruder.cancel()
+            if let error = await intruder.value { intruders.append(error) }
+        }
+        // The holder's own start may still be on its way; a region an intruder stopped would not come back.
+        try await waitUntilMonitored()
+        let still = try await client.regions().contains { $0.owner == client.uniqueName && $0.id == region.id }
+        #expect(still, "a cancelled sequence stopped the region another sequence holds")
+        #expect(intruders.allSatisfy { ($0 as? BeacondError)?.code == .regionExists }, "\(intruders)")
+        holder.cancel()
+        if let error = await holder.value { failures.append(error) }
+        // A sequence cancelled as its call went out may end with that call's cancellation; never with RegionExists.
+        #expect(!failures.contains { ($0 as? BeacondError)?.code == .regionExists }, "\(failures)")
+    }
+
     /// A stopped sequence's match rules go at once, whatever becomes of its
     /// StopMonitoring: a hung beacond (SIGSTOP) must not keep them on the bus
     /// for the 25 s its call may wait.

@@ -1,0 +1,72 @@
+import Synchronization
+
+/// Which of one client's `monitor` sequences holds each region id.
+///
+/// beacond knows a client's regions by the client's bus name alone, so it
+/// cannot tell two sequences of one client apart: without this, a sequence
+/// cancelled while its StartMonitoring was unanswered stopped the id another
+/// sequence monitored, and a sequence begun as soon as another ended (a
+/// SwiftUI `.task(id:)` re-run) raced the old one's StopMonitoring and failed
+/// with RegionExists about half the time. A sequence claims each id before
+/// starting it: refused while a live sequence holds it, made to wait while an
+/// ended one is still stopping it.
+final class RegionClaims: Sendable {
+    private struct State {
+        var holders: [String: (holder: UInt64, stopping: Bool)] = [:]
+        /// Sequences waiting for an id to be released, resumed to try again.
+        var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+        var nextHolder: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// A new holder, one per sequence.
+    func newHolder() -> UInt64 {
+        state.withLock {
+            $0.nextHolder += 1
+            return $0.nextHolder
+        }
+    }
+
+    /// Claims `id` for `holder`, first waiting for an ended sequence that is
+    /// still stopping it; false when a live sequence (this one included)
+    /// holds it, or when the caller was cancelled meanwhile.
+    func claim(_ id: String, for holder: UInt64) async -> Bool {
+        while !Task.isCancelled {
+            var claimed: Bool?
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                claimed = state.withLock { state -> Bool? in
+                    guard let current = state.holders[id] else {
+                        state.holders[id] = (holder, false)
+                        return true
+                    }
+                    guard current.stopping else { return false }
+                    state.waiting[id, default: []].append(continuation)
+                    return nil
+                }
+                if claimed != nil { continuation.resume() }
+            }
+            if let claimed { return claimed }
+        }
+        return false
+    }
+
+    /// The sequence has ended: its ids stay held, as stopping, until `release`.
+    func stopping(_ holder: UInt64) {
+        state.withLock { state in
+            for (id, current) in state.holders where current.holder == holder { state.holders[id]?.stopping = true }
+        }
+    }
+
+    /// Gives up `holder`'s claim on `ids` (all of them when `nil`) and wakes whoever waits for them.
+    func release(_ ids: [String]? = nil, of holder: UInt64) {
+        let woken = state.withLock { state in
+            let released = state.holders.filter { $0.value.holder == holder && (ids?.contains($0.key) ?? true) }.keys
+            return released.flatMap { id in
+                state.holders[id] = nil
+                return state.waiting.removeValue(forKey: id) ?? []
+            }
+        }
+        for continuation in woken { continuation.resume() }
+    }
+}
