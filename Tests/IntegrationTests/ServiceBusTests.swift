@@ -559,6 +559,49 @@ import Testing
         #expect(try await TestSupport.run(beaconctl, ["reload", "--bus", service.bus.address, "--json"]).stdout == "{\"reloaded\":true}\n")
     }
 
+    /// SIGHUP, as `kill -HUP` sends it: a valid file is taken (a region
+    /// added shows on the bus), an invalid one is refused with its problems
+    /// in the log and the running configuration kept.
+    @Test func sighupReloadsAValidFileAndRefusesAnInvalidOne() async throws {
+        let configuration = try ServiceTrustTests.ownConfiguration()
+        let service = try await Service(configuration: configuration.path)
+        let pid = try #require(service.processIdentifier)
+        let valid = try String(contentsOf: configuration, encoding: .utf8)
+        let added = valid.replacingOccurrences(of: "regions:\n", with: "regions:\n  - id: added-by-hup\n    uuid: 0E0E0E0E-0000-4000-8000-000000000001\n")
+        try #require(added != valid)
+        try Data(added.utf8).write(to: configuration)
+        #expect(kill(pid, SIGHUP) == 0)
+        #expect(await eventually { service.logText.contains("reloaded \(configuration.path)") }, "\(service.logText)")
+        #expect(try service.call("RequestState", ["s", "added-by-hup"]).status == 0)
+        try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
+        #expect(kill(pid, SIGHUP) == 0)
+        #expect(await eventually { service.logText.contains("not reloading, \(configuration.path) is invalid") }, "\(service.logText)")
+        #expect(service.logText.contains("beacons.yaml:3: regions[0].uuid"), "\(service.logText)")
+        #expect(try service.call("RequestState", ["s", "added-by-hup"]).status == 0)
+        #expect(try service.call("RequestState", ["s", "caffe-macs"]).status == 0)
+    }
+
+    /// `--log-level warning` leaves out the info lines and keeps the
+    /// warnings (a replay's end says "not scanning"); `info` keeps both.
+    @Test(arguments: ["info", "warning"])
+    func logLevelLeavesOutTheLinesBelowIt(level: String) async throws {
+        let state = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = [
+            "--bus", "none", "--log-level", level, "--state-dir", state.path, "--config", TestSupport.repository("beacons.yaml"),
+            "--source", "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max",
+        ]
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        defer { process.killAndWait() }
+        let (found, lines) = await stderr.fileHandleForReading.lines(until: { $0.contains("not scanning: source ended") }, seconds: 30)
+        #expect(found, "\(lines)")
+        #expect(lines.contains { $0.contains("beacond started") } == (level == "info"), "\(lines)")
+    }
+
     /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
     @Test func aReloadSaysAChangedSourceWaitsForARestart() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
