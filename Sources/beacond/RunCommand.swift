@@ -40,7 +40,13 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let level = logLevel
+        let journal = JournalLogHandler.stderrIsTheJournal
         LoggingSystem.bootstrap { label in
+            if journal {
+                var handler = JournalLogHandler()
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

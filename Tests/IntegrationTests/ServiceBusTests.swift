@@ -602,6 +602,41 @@ import Testing
         #expect(lines.contains { $0.contains("beacond started") } == (level == "info"), "\(lines)")
     }
 
+    /// With stderr the journal (systemd sets JOURNAL_STREAM to its device
+    /// and inode), each line starts with its syslog priority and no
+    /// timestamp; a JOURNAL_STREAM that names another file is not the journal.
+    @Test(arguments: [true, false])
+    func linesForTheJournalCarryTheirPriority(journal: Bool) async throws {
+        let state = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let log = state.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        var status = stat()
+        try #require(stat(log.path, &status) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = [
+            "--bus", "none", "--state-dir", state.path, "--config", TestSupport.repository("beacons.yaml"),
+            "--source", "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOURNAL_STREAM"] = journal ? "\(status.st_dev):\(status.st_ino)" : "\(status.st_dev):\(status.st_ino + 1)"
+        process.environment = environment
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer { process.killAndWait() }
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        #expect(await eventually(seconds: 30) { text().contains("not scanning: source ended") }, "\(text())")
+        let lines = text().split(separator: "\n")
+        let started = try #require(lines.first { $0.contains("beacond started") })
+        let ended = try #require(lines.first { $0.contains("not scanning: source ended") })
+        if journal {
+            #expect(started.hasPrefix("<6>beacond started") && ended.hasPrefix("<4>not scanning"), "\(lines)")
+        } else {
+            #expect(!started.hasPrefix("<") && started.contains(" info ") && ended.contains(" warning "), "\(lines)")
+        }
+    }
+
     /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
     @Test func aReloadSaysAChangedSourceWaitsForARestart() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
