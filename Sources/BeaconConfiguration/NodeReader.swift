@@ -124,13 +124,16 @@ struct NodeReader {
         var settings = RangingSettings()
         let keys = [
             "path_loss_exponent", "proximity", "exit_after", "switch_margin", "switch_dwell",
-            "max_distance", "enter_rssi", "exit_rssi", "default_measured_power",
+            "max_distance", "enter_rssi", "exit_rssi", "default_measured_power", "enter_window", "stale_after",
         ]
         guard let fields = mapping(node, "ranging", keys: keys) else { return settings }
         if let n = fields["path_loss_exponent"], let value = number(n, "ranging.path_loss_exponent", in: 1...6) {
             settings.pathLossExponent = value
         }
-        if let p = fields["proximity"], let bands = mapping(p, "ranging.proximity", keys: ["immediate", "near"]) {
+        if let p = fields["proximity"], let bands = mapping(p, "ranging.proximity", keys: ["immediate", "near", "hysteresis"]) {
+            if let n = bands["hysteresis"], let value = number(n, "ranging.proximity.hysteresis", in: 0...0.5) {
+                settings.proximityHysteresis = value
+            }
             var bothRead = true  // else the comparison would be with a default, not with what was written
             if let n = bands["immediate"] {
                 if let value = number(n, "ranging.proximity.immediate", in: 0.01...100) { settings.immediateDistance = value } else { bothRead = false }
@@ -144,6 +147,12 @@ struct NodeReader {
         }
         if let n = fields["exit_after"], let value = duration(n, "ranging.exit_after", positive: true) {
             settings.exitAfter = value
+        }
+        if let n = fields["enter_window"], let value = duration(n, "ranging.enter_window", positive: true) {
+            settings.enterWindow = value
+        }
+        if let n = fields["stale_after"], let value = duration(n, "ranging.stale_after", positive: true) {
+            settings.staleAfter = value
         }
         if let n = fields["switch_margin"], let value = number(n, "ranging.switch_margin", in: 0...0.9) {
             settings.switchMargin = value

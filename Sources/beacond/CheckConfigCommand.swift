@@ -35,7 +35,9 @@ struct ConfigurationSummary {
         lines.append("source: \(configuration.source?.description ?? "auto (not set)")")
         lines.append(
             "ranging: path loss exponent \(r.pathLossExponent); immediate < \(r.immediateDistance) m, "
-                + "near < \(r.nearDistance) m; exit after \(r.exitAfter.configurationText); "
+                + "near < \(r.nearDistance) m (a band changes when another is \(r.proximityHysteresis) more probable); "
+                + "enter on 2 sightings within \(r.enterWindow.configurationText); unknown after \(r.staleAfter.configurationText) unheard; "
+                + "exit after \(r.exitAfter.configurationText); "
                 + "switch when \(Int((r.switchMargin * 100).rounded()))% closer for \(r.switchDwell.configurationText)"
                 + (r.maxDistance.map { "; max distance \($0) m" } ?? "")
                 + Self.rssiGate(enter: r.enterRSSI, exit: r.exitRSSI)

@@ -131,8 +131,10 @@ import Testing
             source: replay:captures/morning.btsnoop@max
             ranging:
               path_loss_exponent: 2.7
-              proximity: { immediate: 0.4, near: 2.5 }
+              proximity: { immediate: 0.4, near: 2.5, hysteresis: 0.2 }
               exit_after: 1.5s
+              enter_window: 3s
+              stale_after: 8s
               switch_margin: 0.3
               switch_dwell: 500ms
               max_distance: 12
@@ -161,6 +163,9 @@ import Testing
         #expect(ranging.immediateDistance == 0.4)
         #expect(ranging.nearDistance == 2.5)
         #expect(ranging.exitAfter == .milliseconds(1500))
+        #expect(ranging.proximityHysteresis == 0.2)
+        #expect(ranging.enterWindow == .seconds(3))
+        #expect(ranging.staleAfter == .seconds(8))
         #expect(ranging.switchMargin == 0.3)
         #expect(ranging.switchDwell == .milliseconds(500))
         #expect(ranging.maxDistance == 12)

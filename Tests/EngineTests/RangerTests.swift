@@ -128,6 +128,27 @@ import Testing
         #expect(engine.rangedBeacon(beacon)?.proximity == .unknown)
     }
 
+    /// `ranging.proximity.hysteresis` and `stale_after` reach the ranger.
+    @Test func theRangersFiguresComeFromTheSettings() {
+        var settings = RangingSettings()
+        (settings.proximityHysteresis, settings.staleAfter) = (0.25, .seconds(9))
+        let ranger = Ranger(settings: settings)
+        #expect(ranger.classifier.switchMargin == 0.25 && ranger.staleAfter == .seconds(9))
+    }
+
+    /// `ranging.stale_after` sets that time.
+    @Test func theStaleTimeIsASetting() throws {
+        var engine = BeaconEngine(configuration: S.configuration { $0.ranging.staleAfter = .seconds(8) }, now: S.t0)
+        let beacon = S.identity()
+        D.play(&engine, [TestBeacon(identity: beacon, interval: .milliseconds(100), rssi: -60)], from: S.t0, until: Self.at(3_000))
+        let last = try #require(engine.rangedBeacon(beacon)?.lastSeen)
+        var events: [EngineEvent] = []
+        engine.tick(now: last + .seconds(7), into: &events)
+        #expect(engine.rangedBeacon(beacon)?.proximity == .near)
+        engine.tick(now: last + .milliseconds(8_200), into: &events)
+        #expect(engine.rangedBeacon(beacon)?.proximity == .unknown)
+    }
+
     @Test func aBeaconBackAfterAGapLongerThanExitAfterAppearsAgainWithFreshFigures() throws {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         let beacon = S.identity()

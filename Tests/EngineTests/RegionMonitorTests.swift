@@ -39,6 +39,17 @@ import Testing
         #expect(S.transitions(events).isEmpty)
     }
 
+    /// `ranging.enter_window` widens (or narrows) the two sightings' window.
+    @Test func theEnterWindowIsASetting() {
+        var engine = BeaconEngine(configuration: S.configuration { $0.ranging.enterWindow = .seconds(4) }, now: S.t0)
+        var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0), into: &events)
+        engine.ingest(S.sighting(S.identity(), rssi: -60, at: S.t0 + .seconds(3)), into: &events)
+        let entered = S.transitions(events)
+        #expect(entered.map(\.kind) == [.entered])
+        #expect(entered.first?.reason.hasPrefix("2 sightings within 4.0 s") == true, "\(entered)")
+    }
+
     @Test func aSlowBeaconEntersOnItsThirdSighting() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         var events: [EngineEvent] = []

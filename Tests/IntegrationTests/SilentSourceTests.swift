@@ -30,7 +30,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let capture = try Self.capture(in: directory)
         let service = try InProcessService(source: .replay(path: capture, speed: .factor(1))) { $0.silenceAfter = .seconds(1) }
-        let ended = await eventually(seconds: 30) { service.lines.contains { $0.hasPrefix("source replay:") && $0.contains(" ended: ") } }
+        let ended = await eventually(seconds: 60) { service.lines.contains { $0.hasPrefix("source replay:") && $0.contains(" ended: ") } }
         await service.stop()
         let lines = service.lines
         try #require(ended, "\(lines)")

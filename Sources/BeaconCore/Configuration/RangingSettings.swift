@@ -6,6 +6,15 @@ public struct RangingSettings: Hashable, Sendable {
     /// Proximity band edges, in metres.
     public var immediateDistance: Double = 0.5
     public var nearDistance: Double = 3.0
+    /// How much more probable another band must be before a beacon's band
+    /// changes (`ProximityClassifier.switchMargin`).
+    public var proximityHysteresis: Double = 0.1
+    /// Two sightings within this long enter a region, not a single stray
+    /// packet (a slower beacon: within three of its own intervals).
+    public var enterWindow: Duration = .seconds(2)
+    /// A beacon not heard for this long is `unknown` (never sooner than three
+    /// of its own intervals): SPEC's "too old".
+    public var staleAfter: Duration = .seconds(5)
     /// A region is left after this long without a matching sighting.
     public var exitAfter: Duration = .seconds(10)
     /// A challenger venue must be this much closer (a fraction) ...

@@ -71,7 +71,7 @@ public struct BeaconEngine: Sendable {
             previousInterval = tracks[index].interval
             let walkingRate = ranger.walkingRate(
                 level: tracks[index].filter.estimate, measuredPower: tracks[index].measuredPower)
-            tracks[index].observe(sighting, isFirst: false, walkingRate: walkingRate)
+            tracks[index].observe(sighting, isFirst: false, walkingRate: walkingRate, enterWindow: configuration.ranging.enterWindow)
         } else {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
@@ -84,7 +84,8 @@ public struct BeaconEngine: Sendable {
             previousInterval = nil
             track.observe(
                 sighting, isFirst: true,
-                walkingRate: ranger.walkingRate(level: track.filter.estimate, measuredPower: track.measuredPower))
+                walkingRate: ranger.walkingRate(level: track.filter.estimate, measuredPower: track.measuredPower),
+                enterWindow: configuration.ranging.enterWindow)
             index = tracks.count
             tracks.append(track)
             positions[identity] = index

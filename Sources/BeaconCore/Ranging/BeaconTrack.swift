@@ -60,11 +60,12 @@ struct BeaconTrack: Sendable {
     /// Folds a sighting in. The interval average ignores gaps longer than half
     /// again Bluetooth's longest interval (10.24 s): a beacon out of range for
     /// a minute has not slowed down, but one advertising every 10 s has.
-    /// `walkingRate`: dB/s a slow walk would move the level (`Ranger.walkingRate`).
-    mutating func observe(_ sighting: BeaconSighting, isFirst: Bool, walkingRate: Double) {
+    /// `walkingRate`: dB/s a slow walk would move the level (`Ranger.walkingRate`);
+    /// `enterWindow`: two sightings this close confirm the beacon (`RangingSettings.enterWindow`).
+    mutating func observe(_ sighting: BeaconSighting, isFirst: Bool, walkingRate: Double, enterWindow: Duration) {
         if !isFirst {
             let gap = sighting.time - lastSeen
-            if gap > .zero, gap <= max(RegionMonitor.enterWindow, (interval ?? .zero).tripled) { confirmed = true }
+            if gap > .zero, gap <= max(enterWindow, (interval ?? .zero).tripled) { confirmed = true }
             if gap > .zero, gap <= Self.longestGap {
                 interval = interval.map { $0.scaled(by: 0.8) + gap.scaled(by: 0.2) } ?? gap
             }

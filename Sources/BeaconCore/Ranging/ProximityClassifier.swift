@@ -22,7 +22,8 @@ public struct ProximityClassifier: Hashable, Sendable {
     /// the hysteresis SPEC asks for. At a typical σ of ln d of 0.3, 0.1 of
     /// probability is about ±4 % of the distance around an edge — more than
     /// a still listener's filtered level wanders (a few tenths of a dB).
-    public var switchMargin: Double = 0.1
+    /// Set from `RangingSettings.proximityHysteresis`.
+    public var switchMargin: Double = RangingSettings().proximityHysteresis
 
     public init(bands: ProximityBands) {
         self.bands = bands

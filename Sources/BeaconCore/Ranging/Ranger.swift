@@ -18,8 +18,8 @@ public struct Ranger: Hashable, Sendable {
     public var uncertainty = RangingUncertainty()
     /// One sample is a guess; two show the beacon is really there (SPEC's "too few samples").
     public var minimumSamples = 2
-    /// SPEC's "too old"; never below three of the beacon's own intervals (`BeaconTrack.staleAfter`).
-    public var staleAfter: Duration = .seconds(5)
+    /// SPEC's "too old" (`RangingSettings.staleAfter`); never below three of the beacon's own intervals (`BeaconTrack.staleAfter`).
+    public var staleAfter: Duration
     /// The slowest walk the filter must follow, m/s: a shuffle in a queue,
     /// well under the 1.2–1.4 m/s of ordinary walking (published gait-speed norms).
     public static let slowWalk = 0.5
@@ -28,6 +28,8 @@ public struct Ranger: Hashable, Sendable {
         model = PathLossModel(exponent: settings.pathLossExponent)
         classifier = ProximityClassifier(
             bands: ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance))
+        classifier.switchMargin = settings.proximityHysteresis
+        staleAfter = settings.staleAfter
     }
 
     /// dB/s by which a slow walk would move this beacon's level at its

@@ -26,7 +26,6 @@ public struct RegionMonitor: Sendable {
         var exitAfter: Duration
     }
 
-    public static let enterWindow: Duration = .seconds(2)
     /// The longest advertising interval Bluetooth allows: a region heard once,
     /// its beacon's interval not yet known, waits three of these before it is
     /// determined outside.
@@ -131,7 +130,7 @@ public struct RegionMonitor: Sendable {
             if qualifies { regions[index].lastQualifying = time }
             let settled = regions[index].exitRSSI.map { exit in (filteredRSSI ?? -.infinity) >= exit } ?? true
             if regions[index].state != .inside, qualifies, settled {
-                let window = max(Self.enterWindow, (interval ?? .zero).tripled)
+                let window = max(settings.enterWindow, (interval ?? .zero).tripled)
                 if let pending = regions[index].pendingSighting, time - pending <= window, time > pending {
                     regions[index].state = .inside
                     regions[index].pendingSighting = nil
@@ -188,7 +187,7 @@ public struct RegionMonitor: Sendable {
             case .outside:
                 break
             }
-            if let pending = region.pendingSighting, now - pending > max(Self.enterWindow, timeout) {
+            if let pending = region.pendingSighting, now - pending > max(settings.enterWindow, timeout) {
                 region.pendingSighting = nil
             }
             regions[index] = region
