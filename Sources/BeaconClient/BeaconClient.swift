@@ -64,7 +64,7 @@ public final class BeaconClient: Sendable {
     /// One answer from ranging, waiting up to `timeout` (at most 5 minutes)
     /// for it; `.locationUnknown` when none came.
     public func requestNearestVenue(timeout: Duration) async throws(BeacondError) -> Beacond.Venue {
-        let milliseconds = UInt32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = UInt32(clamping: max(0, timeout.wholeMilliseconds))
         let reply = try await call(Manager1.requestNearestVenue, [.uint32(milliseconds)], timeout: timeout + .seconds(5))
         return try Beacond.Venue(dbus: reply.first)
     }
@@ -153,19 +153,17 @@ public final class BeaconClient: Sendable {
             // The bus says NoReply both when a call timed out and when beacond
             // left while the call waited (stopped, or crashed); only the bus
             // knows which.
-            if error.name == Self.noReplyName, await !beacondIsOnTheBus() {
+            if error.name == StandardInterfaces.noReply, await !beacondIsOnTheBus() {
                 throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus))
             }
             throw BeacondError(error, bus: connection.bus)
         }
     }
 
-    private static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
-
     /// Whether org.beacond has an owner now; true when the bus cannot say.
     private func beacondIsOnTheBus() async -> Bool {
         let reply = try? await connection.call(
-            destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: "NameHasOwner",
+            destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: StandardInterfaces.nameHasOwner,
             arguments: [.string(Beacond.busName)])
         return reply?.first?.bool ?? true
     }

@@ -35,9 +35,13 @@ extension BeacondError {
         }
     }
 
-    /// What `serviceNotRunning` says.
+    /// What `serviceNotRunning` says: the unit serves the system bus; on
+    /// another, beacond was started by hand.
     public static func notRunning(on bus: DBusConnection.Bus) -> String {
-        "beacond is not running on the \(bus) bus. Start it (sudo systemctl start beacond)."
+        switch bus {
+        case .system: "beacond is not running on the system bus. Start it (sudo systemctl start beacond)."
+        case .session, .address: "beacond is not running on the \(bus) bus. Start it there (beacond --bus \(bus))."
+        }
     }
 }
 

@@ -38,7 +38,7 @@ public struct DictionaryReader: Sendable {
 
     /// A reply beacond should not have sent.
     public static func malformed(_ message: String) -> BeacondError {
-        .bus(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "beacond answered in an unexpected shape: \(message)")
+        .bus(name: DBusError.invalidArgs("").name, message: "beacond answered in an unexpected shape: \(message)")
     }
 }
 

@@ -7,6 +7,10 @@ public enum StandardInterfaces {
     public static let getManagedObjects = "GetManagedObjects"
     /// The bus driver's signal that a name changed owner (to "" when it left).
     public static let nameOwnerChanged = "NameOwnerChanged"
+    /// The bus driver's method that says whether a name has an owner now.
+    public static let nameHasOwner = "NameHasOwner"
+    /// The bus's error for a call that got no reply: timed out, or its receiver left.
+    public static let noReply = "org.freedesktop.DBus.Error.NoReply"
     /// libdbus's own signal, never sent on the bus, that the connection to the bus was lost.
     public static let localPath = "/org/freedesktop/DBus/Local"
     public static let local = "org.freedesktop.DBus.Local"

@@ -14,7 +14,7 @@ extension Beacond.Venue {
             (Key.distance, .double(distance ?? -1)),
             (Key.accuracy, .double(accuracy ?? -1)),
             (Key.rssi, .double(rssi)),
-            (Key.ageMilliseconds, .uint64(UInt64(max(0, age.components.seconds * 1000 + age.components.attoseconds / 1_000_000_000_000_000)))),
+            (Key.ageMilliseconds, .uint64(UInt64(max(0, age.wholeMilliseconds)))),
             (Key.source, .string(source.rawValue)),
             (Key.beacon, .objectPath(beacon?.rawValue ?? "/")),
             (Key.runnerUp, .string(runnerUp ?? "")),

@@ -64,7 +64,7 @@ actor BusState {
         descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
         var wait: Int32 = mayBlock ? -1 : 0
         if mayBlock, let deadline = sources.nextDeadline {
-            wait = max(0, Int32(clamping: (deadline - ContinuousClock.now).milliseconds + 1))
+            wait = max(0, Int32(clamping: (deadline - ContinuousClock.now).wholeMilliseconds &+ 1))
         }
         if poll(&descriptors, nfds_t(descriptors.count), wait) > 0 {
             for (entry, descriptor) in zip(polled, descriptors) where descriptor.revents != 0 {

@@ -259,8 +259,13 @@ struct DBusErrorStorage {
 }
 
 extension Duration {
-    /// Whole milliseconds, for libdbus's and poll's timeouts.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    /// Whole milliseconds, for libdbus's and poll's timeouts and D-Bus's
+    /// millisecond arguments; saturating, so a caller's `.seconds(.max)`
+    /// is "never" rather than a trap.
+    public var wholeMilliseconds: Int64 {
+        let (product, overflow) = components.seconds.multipliedReportingOverflow(by: 1000)
+        let (sum, carried) = product.addingReportingOverflow(components.attoseconds / 1_000_000_000_000_000)
+        guard !overflow, !carried else { return components.seconds < 0 ? .min : .max }
+        return sum
     }
 }

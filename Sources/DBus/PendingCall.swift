@@ -17,7 +17,7 @@ final class PendingCall: @unchecked Sendable {
 
     init(owner: BusState, timeout: Duration) {
         self.owner = owner
-        timeoutMilliseconds = Int32(clamping: timeout.milliseconds)
+        timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
     }
 
     /// Takes the caller's continuation; false (and the caller answered) if the call already ended.

@@ -20,16 +20,19 @@ struct MonitorCommand: AsyncParsableCommand {
         let json = options.json
         for try await event in events {
             switch event {
+            // The JSON keys are the signals' argument names, as declared.
             case .region(let event):
                 let signal = event.kind == .entered ? Beacond.Manager1.regionEntered : Beacond.Manager1.regionExited
-                Self.say(json, signal, ["id": event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
+                Self.say(json, signal, [signal.arguments[0].name: event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
             case .nearestVenue(let update):
+                let signal = Beacond.Manager1.nearestVenueChanged
                 Self.say(
-                    json, Beacond.Manager1.nearestVenueChanged, ["venue": update.venue?.dbusValue.jsonObject ?? [:]],
+                    json, signal, [signal.arguments[1].name: update.venue?.dbusValue.jsonObject ?? [:]],
                     "nearest: " + (update.venue.map(NearestCommand.describe) ?? "none"))
             case .availability(let availability):
+                let signal = Beacond.Manager1.availabilityChanged
                 Self.say(
-                    json, Beacond.Manager1.availabilityChanged, ["available": availability.available, "reason": availability.reason],
+                    json, signal, [signal.arguments[0].name: availability.available, signal.arguments[1].name: availability.reason],
                     "\(availability.available ? "available" : "unavailable"): \(availability.reason)")
             }
         }

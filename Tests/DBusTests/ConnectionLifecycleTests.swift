@@ -9,6 +9,14 @@ import Testing
 /// cancellation, a close that spun, watches handled after libdbus freed them.
 /// Against a real dbus-daemon; "promptly" is a deadline, never a sleep.
 @Suite(.serialized) struct ConnectionLifecycleTests {
+    /// Timeouts and millisecond arguments saturate: a caller's `.seconds(.max)` is "never", not a trap.
+    @Test func wholeMillisecondsSaturate() {
+        #expect(Duration.milliseconds(1_500).wholeMilliseconds == 1_500)
+        #expect(Duration.seconds(Int64.max).wholeMilliseconds == .max)
+        #expect(Duration.seconds(-Int64.max).wholeMilliseconds == .min)
+        #expect(Duration(secondsComponent: Int64.max / 1000, attosecondsComponent: 999_000_000_000_000_000).wholeMilliseconds == .max)
+    }
+
     static let destination = "org.example.Counter"
     static let path = "/org/example/counter"
 
