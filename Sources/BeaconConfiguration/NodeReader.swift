@@ -26,7 +26,12 @@ struct NodeReader {
         var configuration = Configuration()
         if let node = fields["source"], let text = string(node, "source") {
             do {
-                configuration.source = try SourceSpec(parsing: text)
+                // A recording named in the file is found beside it, as its other
+                // files are: under systemd the working directory is /.
+                configuration.source = switch try SourceSpec(parsing: text) {
+                case .replay(let path, let speed): .replay(path: besideFile(path), speed: speed)
+                case let other: other
+                }
             } catch {
                 report(node, "source", error.description)
             }
@@ -104,7 +109,7 @@ struct NodeReader {
         _ node: YAMLNode, _ field: String, limit: Int, content: ([UInt8]) -> String? = { _ in nil }
     ) -> String? {
         guard let text = string(node, field), !text.isEmpty else { return nil }
-        let path = text.hasPrefix("/") ? text : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(text).path
+        let path = besideFile(text)
         do {
             if let problem = content(try RegularFile.read(path, limit: limit)) {
                 report(node, field, "cannot use \(path): \(problem)")
@@ -118,6 +123,11 @@ struct NodeReader {
             return nil
         }
         return path
+    }
+
+    /// A path the file names, relative to the file's directory unless absolute.
+    private func besideFile(_ path: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).path
     }
 
     private mutating func ranging(_ node: YAMLNode) -> RangingSettings {

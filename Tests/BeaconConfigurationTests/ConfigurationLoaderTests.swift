@@ -156,8 +156,9 @@ import Testing
                 measured_power: -59
                 max_distance: 4.5
             """
-        let configuration = try ConfigurationLoader.parse(yaml, file: "beacons.yaml")
-        #expect(configuration.source == .replay(path: "captures/morning.btsnoop", speed: .max))
+        let configuration = try ConfigurationLoader.parse(yaml, file: "/etc/beacond/beacons.yaml")
+        // A recording the file names is found beside it (under systemd the working directory is /).
+        #expect(configuration.source == .replay(path: "/etc/beacond/captures/morning.btsnoop", speed: .max))
         let ranging = configuration.ranging
         #expect(ranging.pathLossExponent == 2.7)
         #expect(ranging.immediateDistance == 0.4)
