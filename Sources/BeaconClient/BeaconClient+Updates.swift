@@ -36,7 +36,7 @@ extension BeaconClient {
     /// restarted soon after starting its regions gets them all, a second
     /// apart, instead of failing.
     public func monitor(_ regions: [MonitoredRegion]) -> BeaconUpdates<Beacond.RegionEvent> {
-        // One id given twice is beacond's to refuse (RegionExists), not a trap here.
+        // One id given twice is refused as beacond refuses it (RegionExists), not a trap here.
         let paths = Dictionary(
             regions.map { (BusPaths.region(RegionDefinition(id: $0.id, constraint: $0.constraint, owner: uniqueName)), $0.id) },
             uniquingKeysWith: { first, _ in first })
@@ -55,6 +55,10 @@ extension BeaconClient {
         return updates(
             [(Manager1.regionEntered, event(.entered)), (Manager1.regionExited, event(.exited))], heldBack: false
         ) { client throws(BeacondError) in
+            var given: Set<String> = []
+            if let twice = regions.first(where: { !given.insert($0.id).inserted }) {
+                throw .regionExists("the region '\(twice.id)' is given twice; each needs an id of its own")
+            }
             for region in regions {
                 guard await client.regionClaims.claim(region.id, for: holder) else {
                     throw .regionExists("another of this client's monitor sequences monitors a region '\(region.id)' already; choose another id")
@@ -74,8 +78,11 @@ extension BeaconClient {
         } ended: { [regionClaims] in
             regionClaims.stopping(holder)
         } stop: { client in
-            for id in started.withLock({ $0 }) { try? await client.stopMonitoring(id) }
-            client.regionClaims.release(of: holder)
+            for id in started.withLock({ $0 }) {
+                try? await client.stopMonitoring(id)
+                client.regionClaims.release(id, of: holder)
+            }
+            client.regionClaims.releaseAll(of: holder)
         }
     }
 

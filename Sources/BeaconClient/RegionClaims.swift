@@ -15,6 +15,9 @@ final class RegionClaims: Sendable {
         var holders: [String: (holder: UInt64, stopping: Bool)] = [:]
         /// Sequences waiting for an id to be released, resumed to try again.
         var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+        /// Sequences that have ended: a claim they still try (their start was
+        /// under way) is refused, so it cannot outlive them.
+        var ended: Set<UInt64> = []
         var nextHolder: UInt64 = 0
     }
 
@@ -29,13 +32,14 @@ final class RegionClaims: Sendable {
     }
 
     /// Claims `id` for `holder`, first waiting for an ended sequence that is
-    /// still stopping it; false when a live sequence (this one included)
-    /// holds it, or when the caller was cancelled meanwhile.
+    /// still stopping it; false when a live sequence holds it, or when
+    /// `holder` has ended or the caller was cancelled meanwhile.
     func claim(_ id: String, for holder: UInt64) async -> Bool {
         while !Task.isCancelled {
             var claimed: Bool?
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 claimed = state.withLock { state -> Bool? in
+                    guard !state.ended.contains(holder) else { return false }
                     guard let current = state.holders[id] else {
                         state.holders[id] = (holder, false)
                         return true
@@ -51,17 +55,29 @@ final class RegionClaims: Sendable {
         return false
     }
 
-    /// The sequence has ended: its ids stay held, as stopping, until `release`.
+    /// The sequence has ended: its ids stay held, as stopping, until released.
     func stopping(_ holder: UInt64) {
         state.withLock { state in
+            state.ended.insert(holder)
             for (id, current) in state.holders where current.holder == holder { state.holders[id]?.stopping = true }
         }
     }
 
-    /// Gives up `holder`'s claim on `ids` (all of them when `nil`) and wakes whoever waits for them.
-    func release(_ ids: [String]? = nil, of holder: UInt64) {
+    /// Gives up `holder`'s claim on `id`, once its StopMonitoring is answered,
+    /// and wakes whoever waits for it.
+    func release(_ id: String, of holder: UInt64) {
+        release(of: holder) { $0 == id }
+    }
+
+    /// Gives up the rest of `holder`'s claims (those it never started), and forgets it.
+    func releaseAll(of holder: UInt64) {
+        release(of: holder) { _ in true }
+        state.withLock { _ = $0.ended.remove(holder) }
+    }
+
+    private func release(of holder: UInt64, where chosen: (String) -> Bool) {
         let woken = state.withLock { state in
-            let released = state.holders.filter { $0.value.holder == holder && (ids?.contains($0.key) ?? true) }.keys
+            let released = state.holders.filter { $0.value.holder == holder && chosen($0.key) }.keys
             return released.flatMap { id in
                 state.holders[id] = nil
                 return state.waiting.removeValue(forKey: id) ?? []

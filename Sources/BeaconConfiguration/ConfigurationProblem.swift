@@ -38,6 +38,6 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        (problems.map(\.description) + (unlisted > 0 ? ["… and \(unlisted) more problem(s) after these"] : [])).joined(separator: "\n")
+        (problems.map(\.description) + (unlisted > 0 ? ["… and \(unlisted) more problem(s)"] : [])).joined(separator: "\n")
     }
 }

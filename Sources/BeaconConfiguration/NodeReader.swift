@@ -37,7 +37,8 @@ struct NodeReader {
             }
         }
         if let node = fields["ranging"] { configuration.ranging = ranging(node) }
-        configuration.regions = list(fields["regions"], "regions", most: Configuration.mostRegions) { $0.region($1, $2) }
+        let ranging = configuration.ranging
+        configuration.regions = list(fields["regions"], "regions", most: Configuration.mostRegions) { $0.region($1, $2, ranging: ranging) }
         // A region refused for its own problem is most likely the one a venue
         // meant: "matches no region" would then be a second, false problem.
         let regions: [RegionDefinition]? = switch fields["regions"] {
@@ -47,7 +48,6 @@ struct NodeReader {
         configuration.venues = list(fields["venues"], "venues", most: Configuration.mostVenues) { $0.venue($1, $2, regions: regions) }
         if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)
-        checkHysteresis(configuration, fields)
         return configuration
     }
 
@@ -173,13 +173,20 @@ struct NodeReader {
         if let n = fields["max_distance"] { settings.maxDistance = number(n, "ranging.max_distance", in: 0.1...1000) }
         if let n = fields["enter_rssi"] { settings.enterRSSI = number(n, "ranging.enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { settings.exitRSSI = number(n, "ranging.exit_rssi", in: -127...20) }
+        // Client regions, and regions without their own, take this pair.
+        if fields["enter_rssi"] == nil || settings.enterRSSI != nil, let n = fields["exit_rssi"], let exit = settings.exitRSSI,
+            let problem = Self.hysteresisProblem(enter: settings.enterRSSI, exit: exit, enterNamed: "enter_rssi")
+        {
+            report(n, "ranging.exit_rssi", problem)
+        }
         if let n = fields["default_measured_power"], let value = measuredPower(n, "ranging.default_measured_power") {
             settings.defaultMeasuredPower = value
         }
         return settings
     }
 
-    private mutating func region(_ node: YAMLNode, _ field: String) -> RegionDefinition? {
+    /// `ranging` is the file's, whose `enter_rssi` and `exit_rssi` the region takes where it gives none.
+    private mutating func region(_ node: YAMLNode, _ field: String, ranging: RangingSettings) -> RegionDefinition? {
         let keys = ["id", "uuid", "major", "minor", "notify_on_entry", "notify_on_exit", "enter_rssi", "exit_rssi", "exit_after"]
         guard let fields = mapping(node, field, keys: keys) else { return nil }
         let id = identifier(fields["id"], node, "\(field).id")
@@ -190,8 +197,30 @@ struct NodeReader {
         if let n = fields["enter_rssi"] { region.enterRSSI = number(n, "\(field).enter_rssi", in: -127...20) }
         if let n = fields["exit_rssi"] { region.exitRSSI = number(n, "\(field).exit_rssi", in: -127...20) }
         if let n = fields["exit_after"] { region.exitAfter = duration(n, "\(field).exit_after", positive: true) }
+        // The pair the region runs with: its own values, else the file's. A value
+        // written but refused has been reported; nothing more is said of it.
+        let written = { (key: String, value: Double?) in fields[key] == nil || value != nil }
+        if written("enter_rssi", region.enterRSSI), written("exit_rssi", region.exitRSSI) {
+            if let n = fields["exit_rssi"], let exit = region.exitRSSI,
+                let problem = Self.hysteresisProblem(
+                    enter: region.enterRSSI ?? ranging.enterRSSI, exit: exit,
+                    enterNamed: region.enterRSSI != nil ? "enter_rssi" : "ranging.enter_rssi, which this region takes,")
+            {
+                report(n, "\(field).exit_rssi", problem)
+            } else if fields["exit_rssi"] == nil, let n = fields["enter_rssi"], let enter = region.enterRSSI, let exit = ranging.exitRSSI, exit >= enter {
+                report(n, "\(field).enter_rssi", "must be higher than ranging.exit_rssi, which this region takes, (\(exit)) so the region does not flap")
+            }
+        }
         guard id != nil, constraint != nil else { return nil }
         return region
+    }
+
+    /// Why an exit threshold and the entry floor above it (SPEC section 4)
+    /// make no hysteresis, or `nil` when they do: without a floor, or with
+    /// one not above the exit, a beacon at the edge enters and exits by turns.
+    private static func hysteresisProblem(enter: Double?, exit: Double, enterNamed: String) -> String? {
+        guard let enter else { return "needs an enter_rssi above it, or a beacon at the edge enters and exits by turns" }
+        return exit < enter ? nil : "must be lower than \(enterNamed) (\(enter)) so regions do not flap"
     }
 
     /// `regions` are every region of the file, or `nil` when one was refused.
@@ -243,39 +272,6 @@ struct NodeReader {
                 } else {
                     seen[id] = index
                 }
-            }
-        }
-    }
-
-    /// An exit threshold needs an entry floor above it, or a beacon at the
-    /// edge enters and exits by turns (SPEC section 4). Checked for the pair
-    /// each region runs with — its own values, else `ranging:`'s — and for
-    /// `ranging:`'s own pair, which client regions take; reported at the
-    /// value the file gives at that level.
-    private mutating func checkHysteresis(_ configuration: Configuration, _ fields: [String: YAMLNode]) {
-        func value(_ node: YAMLNode?, _ key: String) -> YAMLNode? {
-            node?.mapping?.first { $0.key.scalar == key }?.value
-        }
-        let ranging = configuration.ranging
-        if let exit = ranging.exitRSSI, let node = value(fields["ranging"], "exit_rssi") {
-            if let enter = ranging.enterRSSI {
-                if exit >= enter { report(node, "ranging.exit_rssi", "must be lower than enter_rssi (\(enter)) so regions do not flap") }
-            } else {
-                report(node, "ranging.exit_rssi", "needs an enter_rssi above it (client regions, and regions without their own, take this pair), or a beacon at the edge enters and exits by turns")
-            }
-        }
-        guard let items = fields["regions"]?.sequence, items.count == configuration.regions.count else { return }
-        for (index, (item, region)) in zip(items, configuration.regions).enumerated() {
-            let field = "regions[\(index)]"
-            if let exit = region.exitRSSI, let node = value(item, "exit_rssi") {
-                if let enter = region.enterRSSI ?? ranging.enterRSSI {
-                    let from = region.enterRSSI != nil ? "enter_rssi" : "ranging.enter_rssi, which this region takes,"
-                    if exit >= enter { report(node, "\(field).exit_rssi", "must be lower than \(from) (\(enter)) so the region does not flap") }
-                } else {
-                    report(node, "\(field).exit_rssi", "needs an enter_rssi above it, or a beacon at the edge enters and exits by turns")
-                }
-            } else if let enter = region.enterRSSI, let exit = ranging.exitRSSI, exit >= enter, let node = value(item, "enter_rssi") {
-                report(node, "\(field).enter_rssi", "must be higher than ranging.exit_rssi, which this region takes, (\(exit)) so the region does not flap")
             }
         }
     }

@@ -14,8 +14,8 @@ public struct BaselineRanger: Sendable {
 
     public let kind: Kind
     public static let window: Duration = .seconds(20)
-    /// A beacon not heard for this long is out of the answer, as for beacond's ranger.
-    public static let staleAfter: Duration = .seconds(5)
+    /// A beacon not heard for this long is out of the answer, as for beacond's ranger by default.
+    public static let staleAfter = RangingSettings().staleAfter
     private let model: PathLossModel
     private var samples: [BeaconIdentity: RecentRSSI] = [:]
     private var power: [BeaconIdentity: Double] = [:]

@@ -198,6 +198,7 @@ public final class BeaconService: Service, Sendable {
                     opened = spec
                 case .sourceEnded(let reason):
                     logger.notice("source \(source) ended: \(reason)")
+                    silentSince = nil  // ended, not silent: no "arrive again" may follow
                     announce(false, "source ended: \(reason)")
                 case .sourceFailed(let error):
                     failure = error
@@ -221,7 +222,7 @@ public final class BeaconService: Service, Sendable {
                 }
             }
             // Time passes after every advertisement queued before it is in.
-            sourceTime.taken(lastSighting: engine.lastSighting, at: ServiceClock.now())
+            sourceTime.taken(lastHeard: lastHeard, at: ServiceClock.now())
             let now = sourceTime.now(ServiceClock.now())
             if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
@@ -231,14 +232,15 @@ public final class BeaconService: Service, Sendable {
                 let quiet = now - max(lastHeard ?? start, resumedAt)
                 if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
-                    announce(false, "source \(source) is up but has delivered no advertisement for \(settings.silenceAfter.configurationText)")
+                    announce(false, "source \(opened ?? source) is up but has delivered no advertisement for \(settings.silenceAfter.configurationText)")
                 } else if quiet < settings.silenceAfter, silentSince != nil {
                     silentSince = nil
-                    announce(true, "advertisements arrive again from \(source)")
+                    announce(true, "advertisements arrive again from \(opened ?? source)")
                 }
             }
             dropped = batch.dropped
-            if let line = dropReport.line(total: dropped, now: now) { logger.warning("\(line)") }
+            // Paced on the service's clock: a replay at @max must not log a minute's line every millisecond.
+            if let line = dropReport.line(total: dropped, now: ServiceClock.now()) { logger.warning("\(line)") }
             for event in events {
                 if let line = EventLog.line(event) { logger.info("\(line)") }
                 if event.isSignalled { signals.append(event) }

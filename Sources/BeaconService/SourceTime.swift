@@ -1,8 +1,9 @@
 import BeaconCore
 
-/// The engine's now: where the source's clock stood at its last sighting,
-/// plus the time elapsed on the service clock since that sighting was taken
-/// in. A live source or a paced replay stamps sightings with the service
+/// The engine's now: where the source's clock stood at its last
+/// advertisement (of any kind: a phone's tells the time as well as a
+/// beacon's, and the silence rule counts from it), plus the time elapsed on
+/// the service clock since that advertisement was taken in. A live source or a paced replay stamps sightings with the service
 /// clock, so this is that clock, less the few milliseconds a sighting waits
 /// to be taken in; a replay at `@max` runs on the recording's time, whether it
 /// runs ahead of the service clock or, when reading cannot keep up, behind it.
@@ -13,10 +14,10 @@ import BeaconCore
 struct SourceTime {
     private var anchor: (source: Timestamp, service: Timestamp)?
 
-    /// After advertisements were taken in: `lastSighting` is the engine's.
-    mutating func taken(lastSighting: Timestamp?, at service: Timestamp) {
-        guard let lastSighting, anchor?.source != lastSighting else { return }
-        anchor = (lastSighting, service)
+    /// After advertisements were taken in: `lastHeard` is the latest one's source time.
+    mutating func taken(lastHeard: Timestamp?, at service: Timestamp) {
+        guard let lastHeard, anchor?.source != lastHeard else { return }
+        anchor = (lastHeard, service)
     }
 
     func now(_ service: Timestamp) -> Timestamp {

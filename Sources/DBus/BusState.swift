@@ -64,7 +64,8 @@ actor BusState {
         descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
         var wait: Int32 = mayBlock ? -1 : 0
         if mayBlock, let deadline = sources.nextDeadline {
-            wait = max(0, Int32(clamping: (deadline - ContinuousClock.now).wholeMilliseconds &+ 1))
+            // A millisecond more, so the deadline has passed when poll returns; clamped before, so .max cannot wrap.
+            wait = max(0, Int32(clamping: (deadline - ContinuousClock.now).wholeMilliseconds).saturatingIncrement)
         }
         if poll(&descriptors, nfds_t(descriptors.count), wait) > 0 {
             for (entry, descriptor) in zip(polled, descriptors) where descriptor.revents != 0 {
@@ -334,4 +335,9 @@ private let handleObjectMessage: DBusObjectPathMessageFunction = { _, message, c
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
     return DBUS_HANDLER_RESULT_HANDLED
+}
+
+extension Int32 {
+    /// One more, or `.max` at `.max`.
+    fileprivate var saturatingIncrement: Int32 { self == .max ? .max : self + 1 }
 }

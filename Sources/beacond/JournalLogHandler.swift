@@ -36,7 +36,11 @@ struct JournalLogHandler: LogHandler {
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
+            guard written > 0 else {
+                // Cut short: end the line, or the next message would run on under this one's priority.
+                if offset > 0 { _ = write(STDERR_FILENO, "\n", 1) }
+                return
+            }
             offset += written
         }
     }

@@ -403,7 +403,14 @@ import Testing
         let noFloor = Self.valid.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    exit_rssi: -90")
         Self.expectOneProblem(noFloor, field: "regions[0].exit_rssi", at: "exit_rssi", mentioning: ["needs an enter_rssi"])
         let noFileFloor = Self.valid.replacingOccurrences(of: "  exit_after: 10s", with: "  exit_after: 10s\n  exit_rssi: -90")
-        Self.expectOneProblem(noFileFloor, field: "ranging.exit_rssi", at: "exit_rssi", mentioning: ["needs an enter_rssi", "client regions"])
+        Self.expectOneProblem(noFileFloor, field: "ranging.exit_rssi", at: "exit_rssi", mentioning: ["needs an enter_rssi"])
+        // A region refused for another reason does not hide the next one's problem.
+        let second = "\n  - id: second\n    uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0\n    enter_rssi: -90\n    exit_rssi: -80\n"
+        let withBroken = Self.valid.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: broken\n    uuid: nope" + second + "  - id: caffe-macs")
+        #expect(Self.problems(withBroken).map(\.field).sorted() == ["regions[0].uuid", "regions[1].exit_rssi"], "\(Self.problems(withBroken))")
+        // A value refused for its range is one problem, not a second about hysteresis.
+        let outOfRange = Self.valid.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    enter_rssi: -500\n    exit_rssi: -90")
+        #expect(Self.problems(outOfRange).map(\.field) == ["regions[0].enter_rssi"], "\(Self.problems(outOfRange))")
         // A good pair across the levels is taken.
         let mixed = rangingExit.replacingOccurrences(of: "  - id: caffe-macs", with: "  - id: caffe-macs\n    enter_rssi: -75")
         #expect(Self.problems(mixed).isEmpty)
@@ -425,7 +432,7 @@ import Testing
         } catch {
             #expect(error.problems.count == ConfigurationError.mostProblems)
             #expect(error.unlisted == 1_000 - ConfigurationError.mostProblems)
-            #expect(error.description.hasSuffix("… and \(1_000 - ConfigurationError.mostProblems) more problem(s) after these"))
+            #expect(error.description.hasSuffix("… and \(1_000 - ConfigurationError.mostProblems) more problem(s)"))
             #expect(error.problems.first?.field == "k0")
         }
     }

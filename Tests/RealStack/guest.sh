@@ -317,7 +317,9 @@ scenario_deaf() {
 scenario_service() {
     need start_bus || return 1
     advertise 1 legacy
-    spawn beacond --source hci:hci0 --bus system --state-dir "$work/state" --config "$root/beacons.yaml" 2>"$work/service.log"
+    # A bare hci: the adapter it opens (the guest has several; hci_get_route
+    # chooses) is said on the bus (Adapter, Source) and in the log, the same one.
+    spawn beacond --source hci --bus system --state-dir "$work/state" --config "$root/beacons.yaml" 2>"$work/service.log"
     check region-entered wait_for "$work/service.log" "region caffe-macs entered" 20
     beaconctl beacons >"$work/beacons.txt" 2>&1
     check beacon-listed grep -qE "^$UUID +1 +1 " "$work/beacons.txt"
@@ -331,11 +333,16 @@ scenario_service() {
     beaconctl nearest >"$work/nearest.txt" 2>&1
     check nearest-is-the-preference grep -q "counter-1 .*your preferred venue" "$work/nearest.txt"
     check available-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b true'"
-    check adapter-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Adapter | grep -qx 's \"hci0\"'"
+    local adapter
+    adapter=$(busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Adapter | sed -n 's/^s "\(hci[0-9][0-9]*\)"$/\1/p')
+    echo "  Adapter: ${adapter:-none}"
+    check adapter-over-dbus test -n "$adapter"
+    check source-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Source | grep -qx 's \"hci:$adapter\"'"
+    check source-opened-logged grep -q "source hci opened hci:$adapter" "$work/service.log"
     kill -TERM "${pids[1]}"
     local stopped
     stopped=$(now)
-    check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:hci0 is up but has delivered no advertisement for" 45
+    check silent-source-flagged wait_for "$work/service.log" "not scanning: source hci:$adapter is up but has delivered no advertisement for" 45
     echo "  flagged silent $(since "$stopped") s after the beacon stopped"
     check unavailable-over-dbus bash -c "busctl --system get-property org.beacond /org/beacond org.beacond.Manager1 Available | grep -q 'b false'"
 }

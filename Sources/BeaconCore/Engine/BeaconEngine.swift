@@ -11,8 +11,6 @@ public struct BeaconEngine: Sendable {
     public private(set) var configuration: Configuration
     public private(set) var monitor: RegionMonitor
     public private(set) var preferredVenueID: String?
-    /// When the last iBeacon was sighted: the service maps a replay's time onto its own from it.
-    public private(set) var lastSighting: Timestamp?
     public var filterParameters = RSSIFilter.Parameters()
     public var limits = EngineLimits()
     /// Beacons forgotten early to stay within `limits.trackedBeacons`, and
@@ -62,7 +60,6 @@ public struct BeaconEngine: Sendable {
     /// Folds one sighting in. Region entries happen here; exits, staleness and
     /// the nearest venue are decided in `tick`.
     public mutating func ingest(_ sighting: BeaconSighting, into events: inout [EngineEvent]) {
-        lastSighting = max(lastSighting ?? sighting.time, sighting.time)
         let identity = sighting.identity
         let index: Int
         let previousInterval: Duration?

@@ -25,8 +25,8 @@ public struct PcapngReader: RecordedEventReader {
     /// Every link type the file's interfaces declare, in order of first appearance.
     public let linkTypes: [UInt32]
     /// The most interface descriptions one section may hold. A capture has one
-    /// per device it listened on; a file of a million tiny ones would make
-    /// every packet's interface a lookup among them and the reader hold them all.
+    /// per device it listened on; a file of millions of tiny ones would have
+    /// the reader hold them all (and the summary list their link types).
     public static let mostInterfaces = 1_024
     private var walker: PcapngBlockWalker
     private var interfaces: [Interface] = []
