@@ -31,18 +31,8 @@ struct JournalLogHandler: LogHandler {
         let text = (event.message.description + details).split(separator: "\n", omittingEmptySubsequences: false)
             .map { prefix + $0 + "\n" }.joined()
         // One write per message: lines of concurrent messages never interleave.
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else {
-                // Cut short: end the line, or the next message would run on under this one's priority.
-                if offset > 0 { _ = write(STDERR_FILENO, "\n", 1) }
-                return
-            }
-            offset += written
-        }
+        // Cut short, the line is ended, or the next message would run on under this one's priority.
+        if !OutputFile.standardError.write(Array(text.utf8)) { OutputFile.standardError.write([UInt8(ascii: "\n")]) }
     }
 
     /// syslog's priorities (`sd-daemon.h`: SD_DEBUG 7 … SD_CRIT 2).
