@@ -7,7 +7,9 @@ import Testing
 ///
 /// btmon 5.66 shows the iBeacon UUID byte-reversed and major/minor as
 /// little-endian (SPEC section 3); the comparison undoes that display quirk
-/// and nothing else.
+/// and nothing else. btmon prints an iBeacon's fields, not its bytes, so the
+/// raw bytes of every report (iBeacon or not) are compared with Wireshark's
+/// reading of the same capture (`tshark -T json -x`).
 @Suite struct BtmonCrossCheckTests {
     /// One iBeacon advertisement as both decoders must agree on it.
     struct Observation: Hashable, CustomStringConvertible {
@@ -33,6 +35,7 @@ import Testing
         let beacond = try await Self.beacondObservations(path)
         #expect(btmon.count == capture.iBeacons, "btmon saw \(btmon.count) of \(capture.iBeacons) iBeacons")
         #expect(beacond == btmon)
+        try await Self.expectSameBytes(path, capture.bytes)
     }
 
     @Test func realRaspberryPiLogAgreesWithBtmon() async throws {
@@ -53,6 +56,7 @@ import Testing
         let btmon = try await Self.btmonObservations(path)
         #expect(btmon.count == 113)
         #expect(try await Self.beacondObservations(path) == btmon)
+        try await Self.expectSameBytes(path, writer.bytes)
         // And the text log itself gives the same, straight through beacond.
         #expect(try await Self.beacondObservations(TestSupport.recording("rpi-hcidump-ibeacon.raw")) == btmon)
     }
@@ -128,6 +132,15 @@ import Testing
                 minor: try #require(object["minor"] as? Int),
                 measuredPower: try #require(object["measured_power"] as? Int))
         }
+    }
+
+    /// Every report's address, address type, RSSI and AdvData bytes, as
+    /// beacond's reader yields them and as tshark reads the same file.
+    static func expectSameBytes(_ path: String, _ bytes: [UInt8]) async throws {
+        let ours = try TsharkCrossCheckTests.beacondPackets(bytes)
+        let tshark = try await TsharkCrossCheckTests.tsharkPackets(path)
+        #expect(ours.count == tshark.count, "beacond read \(ours.count) reports, tshark \(tshark.count)")
+        for (a, b) in zip(ours, tshark).filter({ $0 != $1 }).prefix(3) { Issue.record("beacond \(a)\ntshark  \(b)") }
     }
 
     /// Reads btmon's text: a report starts at its `Event type:` line; an

@@ -146,24 +146,38 @@ import Testing
         return events
     }
 
-    /// Reads tshark's JSON (`-T json -x`, which adds each field's bytes as `NAME_raw`).
+    /// Reads tshark's JSON (`-T json -x`, which adds each field's bytes as
+    /// `NAME_raw`; `--no-duplicate-keys` makes the fields of an event's several
+    /// reports one array each), one packet per report.
     static func tsharkPackets(_ path: String) async throws -> [Packet] {
         let tshark = try #require(TestSupport.tool("tshark"), "tshark (Debian package tshark) is needed for this test")
-        let result = try await TestSupport.run(tshark, ["-r", path, "-T", "json", "-x"])
+        let result = try await TestSupport.run(tshark, ["-r", path, "-T", "json", "-x", "--no-duplicate-keys"])
         try #require(result.status == 0, "tshark failed: \(result.stderr)")
         // Wireshark checks the CRC of link-layer packets without a sniffer's verdict (251): ours must pass.
         #expect(!result.stdout.contains("btle.crc.incorrect"))
         let frames = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [Any])
-        return frames.compactMap { frame in
-            func text(_ names: String...) -> String? {
-                names.lazy.compactMap { first($0, in: frame) as? String }.first
+        return frames.flatMap { frame -> [Packet] in
+            /// A field's values, one per report: a string, or an array of them.
+            func values(_ names: String...) -> [String] {
+                guard let value = names.lazy.compactMap({ first($0, in: frame) }).first else { return [] }
+                return value as? [String] ?? [value as? String].compactMap { $0 }
             }
-            guard let address = text("btle.advertising_address", "bthci_evt.bd_addr"),
-                let addressType = text("btle.advertising_header.randomized_tx", "bthci_evt.le_peer_address_type"),
-                let data = (first("btcommon.eir_ad.advertising_data_raw", in: frame) as? [Any])?.first as? String
-            else { return nil }
-            let rssi = text("btle_rf.signal_dbm", "nordic_ble.rssi", "bthci_evt.rssi").flatMap { Int($0) }
-            return Packet(address: address, random: addressType == "1" || addressType == "0x01", rssi: reading(rssi), data: data)
+            // A `_raw` field is [hex, offset, length, …], or an array of those.
+            let raw = first("btcommon.eir_ad.advertising_data_raw", in: frame) as? [Any] ?? []
+            let data = raw.first is String ? [raw[0] as? String].compactMap { $0 } : raw.compactMap { ($0 as? [Any])?.first as? String }
+            let addresses = values("btle.advertising_address", "bthci_evt.bd_addr")
+            let addressTypes = values("btle.advertising_header.randomized_tx", "bthci_evt.le_peer_address_type")
+            let rssis = values("btle_rf.signal_dbm", "nordic_ble.rssi", "bthci_evt.rssi")
+            guard !data.isEmpty else { return [] }
+            guard addresses.count == data.count, addressTypes.count == data.count, rssis.isEmpty || rssis.count == data.count else {
+                Issue.record("tshark: \(data.count) AdvData, \(addresses.count) addresses, \(addressTypes.count) address types, \(rssis.count) RSSI")
+                return []
+            }
+            return data.indices.map { index in
+                Packet(
+                    address: addresses[index], random: addressTypes[index] == "1" || addressTypes[index] == "0x01",
+                    rssi: reading(rssis.isEmpty ? nil : Int(rssis[index])), data: data[index])
+            }
         }
     }
 
