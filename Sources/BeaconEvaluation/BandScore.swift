@@ -4,7 +4,8 @@ import BeaconCore
 public struct BandScore: Sendable, Equatable {
     public var samples = 0
     public var correctBands = 0
-    public var switches = 0
+    /// Band switches of each beacon scored (SPEC §5 asks for them per beacon; one that never switched counts 0).
+    public private(set) var switchesPerBeacon: [BeaconIdentity: Int] = [:]
     /// Estimates that came with an accuracy, and those whose truth lay within it.
     public var withAccuracy = 0
     public var covered = 0
@@ -52,8 +53,8 @@ public struct BandScore: Sendable, Equatable {
         }
         if isStationary { stationary += 1 }
         if isHandHeld { handHeld += 1 }
-        if let previous = lastBand[identity], previous != band { switches += 1 }
-        lastBand[identity] = band
+        let previous = lastBand.updateValue(band, forKey: identity)
+        switchesPerBeacon[identity, default: 0] += previous == nil || previous == band ? 0 : 1
     }
 
     /// One estimate of a ranger that claims no accuracy and answers by plain
@@ -64,6 +65,9 @@ public struct BandScore: Sendable, Equatable {
             identity, band: distance.map { bands.band(for: $0) } ?? .unknown, distance: distance, accuracy: nil, isStationary: false,
             trueDistance: trueDistance, bands: bands)
     }
+
+    /// Band switches over all beacons.
+    public var switches: Int { switchesPerBeacon.values.reduce(0, +) }
 
     public var bandAccuracy: Double { samples == 0 ? 0 : Double(correctBands) / Double(samples) }
 

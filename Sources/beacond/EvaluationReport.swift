@@ -38,6 +38,10 @@ enum EvaluationReport {
         rows.append(["band accuracy"] + methods.map { percent($0.1.bandAccuracy) })
         rows.append(["median distance error"] + methods.map { metres($0.1.medianError) })
         rows.append(["band switches"] + methods.map { String($0.1.switches) })
+        let beacons = Set(methods.flatMap(\.1.switchesPerBeacon.keys)).sorted()
+        if beacons.count > 1 {
+            for beacon in beacons { rows.append(["  \(beacon)"] + methods.map { String($0.1.switchesPerBeacon[beacon] ?? 0) }) }
+        }
         rows.append(["accuracy coverage (|error| <= accuracy)"] + methods.map { percent($0.1.coverage) })
         rows.append(["  each true distance weighted equally"] + methods.map { percent($0.1.coverageByDistance) })
         rows.append(["accuracy / distance, median"] + methods.map { ratio($0.1.medianRelativeAccuracy) })
@@ -91,6 +95,13 @@ enum EvaluationReport {
         func score(_ s: BandScore) -> [String: JSONValue] {
             bandFigures(s).merging([
                 "band_switches": .int(s.switches),
+                "band_switches_per_beacon": .array(
+                    s.switchesPerBeacon.sorted { $0.key < $1.key }.map { beacon, switches in
+                        [
+                            "uuid": .string(beacon.uuid.uuidString), "major": .int(Int(beacon.major)),
+                            "minor": .int(Int(beacon.minor)), "band_switches": .int(switches),
+                        ]
+                    }),
                 "accuracy_coverage_by_distance": JSONValue(s.coverageByDistance),
                 "relative_accuracy_median": JSONValue(s.medianRelativeAccuracy),
                 "relative_error_p68": JSONValue(s.relativeErrorAtOneSigma),

@@ -106,6 +106,18 @@ import Testing
         #expect(baseline.medianRelativeAccuracy == nil)
     }
 
+    @Test func bandSwitchesAreCountedPerBeacon() {
+        let bands = ProximityBands(immediate: 0.5, near: 3)
+        let (a, b) = (BeaconIdentity(uuid: UUID(), major: 1, minor: 1), BeaconIdentity(uuid: UUID(), major: 1, minor: 2))
+        var score = BandScore()
+        // a: near, far, far, near (two switches); b, between a's rows: far throughout (none, though a's band differs).
+        for (beacon, band) in [(a, Proximity.near), (b, .far), (a, .far), (b, .far), (a, .far), (a, .near)] {
+            score.record(beacon, band: band, distance: 1, accuracy: nil, isStationary: false, trueDistance: 1, bands: bands)
+        }
+        #expect(score.switchesPerBeacon == [a: 2, b: 0])
+        #expect(score.switches == 2)
+    }
+
     @Test func theAccuracyAFileNeedsIsItsRelativeErrorAtTheOneSigmaQuantile() throws {
         let bands = ProximityBands(immediate: 0.5, near: 3)
         let beacon = BeaconIdentity(uuid: UUID(), major: 1, minor: 1)
