@@ -75,21 +75,12 @@ public struct StateStore: Sendable {
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
-        // Each failure is read from errno at once (a later call may change
-        // it); a short write goes on where it stopped, so a disk filling up
-        // says ENOSPC rather than whatever errno held before.
         var failure: String?
         data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count, failure == nil {
-                let written = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    failure = "cannot write \(temporary) (\(offset) of \(bytes.count) bytes written): \(written < 0 ? errorText() : "nothing taken")"
-                }
+            do throws(DescriptorWrite.Failure) {
+                try DescriptorWrite.all(bytes, to: descriptor)
+            } catch {
+                failure = "cannot write \(temporary) (\(error.written) of \(bytes.count) bytes written): \(error.reason)"
             }
         }
         if failure == nil, fsync(descriptor) != 0 { failure = "cannot write \(temporary) to disk: \(errorText())" }

@@ -1,3 +1,4 @@
+import BeaconFiles
 import Glibc
 
 /// Standard output or error as a file descriptor, written with `write(2)`
@@ -15,23 +16,17 @@ struct OutputFile {
         return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO
     }
 
-    /// Writes all of `bytes`, resuming after short writes and signals;
-    /// false when the file refused them (a closed pipe, a full disk).
+    /// Writes all of `bytes` (`DescriptorWrite`); false when the file
+    /// refused them (a closed pipe, a full disk).
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return false
-                }
+            do throws(DescriptorWrite.Failure) {
+                try DescriptorWrite.all(raw, to: descriptor)
+                return true
+            } catch {
+                return false
             }
-            return true
         }
     }
 }
