@@ -20,7 +20,8 @@ extension Beacond {
 
         public static let interface = APIInterface(
             name: name, objectPath: "\(configuredPath)/<id>, \(clientPath)/<owner>/<id>", summary: "a monitored region",
-            doc: "Major and Minor are absent when the region takes any. A client's regions go away when it leaves the bus.",
+            doc: "Path elements are escaped as D-Bus requires (`caffe-macs` → `caffe_2dmacs`, a client's `:1.42` → `_3a1_2e42`). "
+                + "Major and Minor are absent when the region takes any. A client's regions go away when it leaves the bus.",
             properties: [id, uuid, major, minor, state, notifyOnEntry, notifyOnExit, owner])
     }
 }
