@@ -30,6 +30,22 @@ import Testing
         #expect(D.venueAnswers(events).map { $0?.venueID } == [nil])
     }
 
+    /// A reload (SIGHUP, Reload) during an outage builds the regions anew:
+    /// the outage must still not count as silence.
+    @Test func aReloadWhileTheRadioIsDownDoesNotExitTheRegion() {
+        var engine = Self.insideCafe()
+        engine.radio(available: false, now: Self.at(5))
+        D.play(&engine, [], from: Self.at(5), until: Self.at(20))
+        var events: [EngineEvent] = []
+        engine.reconfigure(S.configuration(), now: Self.at(20), into: &events)
+        events += D.play(&engine, [], from: Self.at(20), until: Self.at(65))
+        #expect(S.transitions(events).isEmpty)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+        // And once the radio is back, silence counts again from the return.
+        engine.radio(available: true, now: Self.at(65))
+        #expect(S.transitions(D.play(&engine, [], from: Self.at(65), until: Self.at(80))).first?.time == Self.at(75))
+    }
+
     @Test func afterTheRadioReturnsTheRegionHasAWholeExitTimeoutToBeHeardAgain() {
         var engine = Self.insideCafe()
         engine.radio(available: false, now: Self.at(5))

@@ -188,12 +188,12 @@ public struct BeaconEngine: Sendable {
     /// How many beacons the engine holds now (at most `limits.trackedBeacons`).
     public var trackedBeacons: Int { tracks.count }
 
+    /// What is saved: beacons.yaml's regions and the preferred venue. One
+    /// pass over the regions (the service builds it after every batch).
     public var state: EngineState {
         EngineState(
             regions: Dictionary(
-                monitor.definitions.filter { $0.owner == nil }.compactMap { definition in
-                    monitor.state(of: definition.id).map { (definition.id, $0) }
-                },
+                monitor.regions.lazy.filter { $0.definition.owner == nil }.map { ($0.definition.id, $0.state) },
                 uniquingKeysWith: { first, _ in first }),
             preferredVenue: preferredVenueID)
     }
@@ -228,13 +228,14 @@ public struct BeaconEngine: Sendable {
     /// (an incumbent the new file removes is announced as lost).
     public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) {
         let old = Dictionary(monitor.definitions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        let states = monitor.states
         var restored: [String: RegionState] = [:]
         for region in new.regions where old[region.key]?.constraint == region.constraint {
-            restored[region.id] = monitor.state(of: region.key)
+            restored[region.id] = states[region.key]
         }
         var next = RegionMonitor(regions: new.regions, settings: new.ranging, restored: restored, now: now)
         for client in monitor.definitions where client.owner != nil {
-            next.add(client, restoredState: monitor.state(of: client.key), now: now)
+            next.add(client, restoredState: states[client.key], now: now)
         }
         next.carryOver(from: monitor)
         let currentVenue = selector.current?.venueID

@@ -92,12 +92,15 @@ public struct RegionMonitor: Sendable {
 
     /// Keeps what `old` knew of the regions both monitor unchanged (same id
     /// and constraint): when each was last seen, a pending entry, how long it
-    /// has been watched. A reload must not postpone an exit.
+    /// has been watched. A reload must not postpone an exit, nor count an
+    /// outage as silence: a radio that was down stays down.
     mutating func carryOver(from old: RegionMonitor) {
+        isSuspended = old.isSuspended
+        let previousByKey = Dictionary(old.regions.map { ($0.definition.key, $0) }, uniquingKeysWith: { first, _ in first })
         for index in regions.indices {
-            guard let previous = old.regions.first(where: {
-                $0.definition.key == regions[index].definition.key && $0.definition.constraint == regions[index].definition.constraint
-            }) else { continue }
+            guard let previous = previousByKey[regions[index].definition.key],
+                previous.definition.constraint == regions[index].definition.constraint
+            else { continue }
             regions[index].lastSeen = previous.lastSeen
             regions[index].lastQualifying = previous.lastQualifying
             regions[index].pendingSighting = previous.pendingSighting
