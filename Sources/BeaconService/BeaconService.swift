@@ -333,7 +333,8 @@ public final class BeaconService: Service, Sendable {
             let definitions = engine.monitor.definitions
             if definitions.contains(where: { $0.owner == call.sender && $0.id == id }) {
                 try? engine.stopMonitoring(key: RegionDefinition.key(id: id, owner: call.sender), into: &events)
-                call.reply()
+                // Answered once the snapshot without the region's object is published.
+                return [{ call.reply() }]
             } else if definitions.contains(where: { $0.owner == nil && $0.id == id }) {
                 call.fail(BeacondError.notOwner("region \(id) comes from \(settings.configurationPath); edit the file and Reload"))
             } else {
@@ -377,7 +378,13 @@ public final class BeaconService: Service, Sendable {
             }
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
+                let preferred = engine.preferredVenueID
+                let removed = Set(engine.configuration.regions.map(\.id)).subtracting(configuration.regions.map(\.id))
                 engine.reconfigure(configuration, now: now, into: &events)
+                if !removed.isEmpty { logger.notice("regions no longer in \(settings.configurationPath): \(removed.sorted().joined(separator: ", "))") }
+                if let preferred, engine.preferredVenueID == nil {
+                    logger.notice("the preferred venue \(preferred) is no longer in \(settings.configurationPath); answering with the nearest venue")
+                }
                 if configuration.mqtt != self.configuration.mqtt {
                     logger.notice("the mqtt section changed; it applies when beacond restarts")
                 }
@@ -385,7 +392,8 @@ public final class BeaconService: Service, Sendable {
                     logger.notice("the source changed to \(configuration.source ?? .auto); it applies when beacond restarts (still \(source))")
                 }
                 logger.notice("reloaded \(settings.configurationPath): \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
-                call?.reply()
+                // Answered once the snapshot of the new configuration is published and saved.
+                return [{ call?.reply() }]
             } catch {
                 logger.error("not reloading, \(settings.configurationPath) is invalid; keeping the running configuration:\n\(error)")
                 call?.fail(BeacondError.invalidConfig("\(error)"))

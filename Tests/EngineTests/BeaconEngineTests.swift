@@ -114,6 +114,31 @@ import Testing
         #expect(engine.rangedBeacon(S.identity(1, 1)) != nil)
     }
 
+    /// The region's beacons change under the same id: a region still occupied
+    /// stays inside without a second enter (and ranging goes on); one no
+    /// longer occupied exits, announced, once its exit timeout has passed
+    /// without any of its new beacons.
+    @Test func aRegionWhoseBeaconsChangeKeepsItsStateUntilEvidenceSaysOtherwise() throws {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let counter = Self.beacon(S.identity(1, 1), -60)
+        D.play(&engine, [counter], from: S.t0, until: Self.at(3_000))
+        var reloadEvents: [EngineEvent] = []
+        // Narrowed to major 1, which the counter is: still occupied.
+        engine.reconfigure(S.configuration { $0.regions[0].constraint.major = 1 }, now: Self.at(3_000), into: &reloadEvents)
+        #expect(reloadEvents.isEmpty)
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+        var events = D.play(&engine, [counter], from: Self.at(3_000), until: Self.at(20_000))
+        #expect(S.transitions(events).isEmpty)
+        #expect(D.venueAnswers(events).allSatisfy { $0?.venueID == "counter-1" })
+        // Narrowed to major 2, which nothing here is: out 10 s (exit_after) after the reload.
+        engine.reconfigure(S.configuration { $0.regions[0].constraint.major = 2 }, now: Self.at(20_000), into: &reloadEvents)
+        #expect(reloadEvents.isEmpty)
+        events = D.play(&engine, [counter], from: Self.at(20_000), until: Self.at(40_000))
+        let exits = S.transitions(events)
+        #expect(exits.map(\.kind) == [.exited])
+        #expect(exits.first?.time == Self.at(30_000))
+    }
+
     @Test func reconfigurePostponesNoExit() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(3_000))  // last sighting at 2.9 s

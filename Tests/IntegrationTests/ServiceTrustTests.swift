@@ -57,6 +57,47 @@ import Testing
         #expect(!back.stdout.split(separator: "\n").contains { $0.hasPrefix("/org/beacond/region/kaffeehaus ") && $0.contains("Major=") })
     }
 
+    /// A Reload or StopMonitoring is answered once what it changed is
+    /// published: the caller's next read sees it (they answered before it,
+    /// and a read right after Reload saw the old regions 4 times in 14).
+    @Test func whatReloadAndStopMonitoringChangedIsReadableWhenTheyAnswer() async throws {
+        let configuration = try Self.ownConfiguration()
+        let service = try await Service(configuration: configuration.path)
+        let original = try String(contentsOf: configuration, encoding: .utf8)
+        let extra = original.replacingOccurrences(
+            of: "regions:\n", with: "regions:\n  - id: extra-region\n    uuid: 0C9F6B29-1D7E-4D3A-9A5B-2F1E8C7D6B5A\n")
+        try #require(extra != original)
+        let result = try await service.python(
+            """
+            def regions():
+                objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
+                return set(str(path) for path, interfaces in objects.items() if "\(Beacond.Region1.name)" in interfaces)
+            texts = [\(Self.pythonString(extra)), \(Self.pythonString(original))]
+            stale = 0
+            for i in range(12):
+                with open(\(Self.pythonString(configuration.path)), "w") as file:
+                    file.write(texts[i % 2])
+                manager.Reload()
+                if ("/org/beacond/region/extra_2dregion" in regions()) != (i % 2 == 0):
+                    stale += 1
+            for i in range(12):
+                manager.StartMonitoring("mine-%d" % i, {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
+                manager.StopMonitoring("mine-%d" % i)
+                if any(path.endswith("/mine_2d%d" % i) for path in regions()):
+                    stale += 1
+            print(stale)
+            """)
+        #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
+        #expect(result.stdout == "0\n", "reads that did not see what the call changed: \(result.stdout)")
+    }
+
+    /// A Swift string as a Python literal (JSON's escapes are Python's, but for `\/`).
+    static func pythonString(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        return String(decoding: try! encoder.encode(text), as: UTF8.self)
+    }
+
     @Test func pipelinedCallsCannotPassTheRegionBounds() async throws {
         let service = try await Service()
         let result = try await service.python(

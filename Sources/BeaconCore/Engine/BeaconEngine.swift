@@ -223,14 +223,18 @@ public struct BeaconEngine: Sendable {
     }
 
     /// Applies a new configuration, keeping what still holds: the state of
-    /// every region whose id and constraint are unchanged, clients' regions,
-    /// the preferred venue if it still exists, and the incumbent nearest venue
-    /// (an incumbent the new file removes is announced as lost).
+    /// every region whose id is kept, clients' regions, the preferred venue
+    /// if it still exists, and the incumbent nearest venue (an incumbent the
+    /// new file removes is announced as lost). A region whose constraint
+    /// changed keeps its state as after a restart: no second enter while it
+    /// is still occupied, and an exit, announced, if none of its new beacons
+    /// is heard within its exit timeout; one whose constraint is unchanged
+    /// also keeps when it was last seen.
     public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) {
         let old = Dictionary(monitor.definitions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         let states = monitor.states
         var restored: [String: RegionState] = [:]
-        for region in new.regions where old[region.key]?.constraint == region.constraint {
+        for region in new.regions where old[region.key] != nil {
             restored[region.id] = states[region.key]
         }
         var next = RegionMonitor(regions: new.regions, settings: new.ranging, restored: restored, now: now)
