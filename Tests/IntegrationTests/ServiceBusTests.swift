@@ -560,19 +560,27 @@ import Testing
     }
 
     /// SIGHUP, as `kill -HUP` sends it: a valid file is taken (a region
-    /// added shows on the bus), an invalid one is refused with its problems
-    /// in the log and the running configuration kept.
+    /// added shows on the bus; a region removed and a preferred venue
+    /// dropped are named in the log), an invalid one is refused with its
+    /// problems in the log and the running configuration kept.
     @Test func sighupReloadsAValidFileAndRefusesAnInvalidOne() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
         let service = try await Service(configuration: configuration.path)
         let pid = try #require(service.processIdentifier)
+        #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
         let valid = try String(contentsOf: configuration, encoding: .utf8)
         let added = valid.replacingOccurrences(of: "regions:\n", with: "regions:\n  - id: added-by-hup\n    uuid: 0E0E0E0E-0000-4000-8000-000000000001\n")
-        try #require(added != valid)
+            .replacingOccurrences(of: "  - id: espresso-bar\n", with: "  - id: espresso-counter\n")
+            .replacingOccurrences(of: "  - id: coffee-bar\n", with: "  - id: coffee-corner\n")
+        try #require(added.contains("espresso-counter") && added.contains("coffee-corner"))
         try Data(added.utf8).write(to: configuration)
         #expect(kill(pid, SIGHUP) == 0)
         #expect(await eventually { service.logText.contains("reloaded \(configuration.path)") }, "\(service.logText)")
         #expect(try service.call("RequestState", ["s", "added-by-hup"]).status == 0)
+        #expect(service.logText.contains("regions no longer in \(configuration.path): espresso-bar\n"), "\(service.logText)")
+        #expect(service.logText.contains("the preferred venue coffee-bar is no longer in \(configuration.path); answering with the nearest venue"))
+        let preferred = try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
+        #expect(preferred.stdout == "s \"\"\n", "\(preferred.stdout)")
         try Data("regions:\n  - id: x\n    uuid: nope\n".utf8).write(to: configuration)
         #expect(kill(pid, SIGHUP) == 0)
         #expect(await eventually { service.logText.contains("not reloading, \(configuration.path) is invalid") }, "\(service.logText)")
