@@ -356,7 +356,7 @@ public final class BeaconService: Service, Sendable {
             do {
                 try engine.setPreferredVenue(id)
             } catch {
-                call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).joined(separator: ", "))"))
+                call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).listed(atMost: 10))"))
                 return []
             }
             // Nothing is acknowledged that is not on disk.

@@ -24,7 +24,8 @@ public enum SourceError: Error, Sendable, CustomStringConvertible {
         case let .unreadableRecording(path, error):
             "\(path): \(error)"
         case let .invalidScenario(path, problems):
-            "cannot load scenario \(path):\n\(problems)"
+            "cannot load scenario \(path):\n\(problems)\n(simulate looks for scenarios/NAME.yaml beside the configuration file, "
+                + "scenarios/cafe.yaml without a NAME; name another with --source simulate:NAME, or simulate:PATH.yaml)"
         case let .unavailable(message):
             message
         }

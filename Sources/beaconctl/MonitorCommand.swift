@@ -69,7 +69,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         let venues = try await client.venueIDs()
         guard venues.contains(venue) else {
             throw BeacondError.unknownVenue(
-                "no venue '\(venue)' in beacons.yaml; the venues are " + (venues.isEmpty ? "none" : venues.joined(separator: ", ")))
+                "no venue '\(venue)' in beacons.yaml; the venues are " + (venues.isEmpty ? "none" : venues.listed(atMost: 10)))
         }
         var samples: [Int] = []
         var lastSeen: UInt64 = 0

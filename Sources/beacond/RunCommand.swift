@@ -75,6 +75,11 @@ struct RunCommand: AsyncParsableCommand {
             // (Restart=on-failure); EX_CONFIG: it does not (RestartPreventExitStatus=78),
             // since only an edit can mend a missing or broken file.
             throw ExitCode(error.mayPass ? 69 : 78)
+        } catch is DBusError {
+            // The service has logged why it could not take its bus name (said
+            // once: not again as ArgumentParser's "Error:"). A bus not yet up at
+            // boot or a name still held may pass: systemd tries again.
+            throw ExitCode(69)
         }
     }
 }

@@ -744,7 +744,7 @@ import Testing
     /// them all 10 s later. A radio that is not there yet (bluetoothd absent)
     /// is EX_UNAVAILABLE, which systemd retries; a replay file that is missing
     /// is EX_CONFIG, which it does not (the unit's RestartPreventExitStatus).
-    @Test(arguments: [("bluez", 69), ("replay:missing.btsnoop", 78)])
+    @Test(arguments: [("bluez", 69), ("replay:missing.btsnoop", 78), ("simulate:missing", 78)])
     func aSourceThatCannotStartStopsTheServiceAndKeepsTheRegions(source: String, status: Int32) async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -766,7 +766,25 @@ import Testing
         // Said once: not also as a "not scanning" availability change just before.
         #expect(!result.stderr.contains("not scanning"), "\(result.stderr)")
         #expect(!result.stderr.contains("Error:"))
+        if source.hasPrefix("simulate") {
+            #expect(result.stderr.contains("(simulate looks for scenarios/NAME.yaml beside the configuration file"), "\(result.stderr)")
+        }
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
+    }
+
+    /// A bus beacond cannot offer its name on is said once, in the log, and
+    /// is EX_UNAVAILABLE (a system bus not up yet at boot may come).
+    @Test func aBusThatIsNotThereStopsTheServiceSayingSoOnce() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let address = "unix:path=\(directory.appendingPathComponent("no-bus").path)"
+        let result = try await TestSupport.run(
+            "/usr/bin/timeout",
+            ["20", TestSupport.product("beacond"), "--config", TestSupport.repository("beacons.yaml"), "--bus", address,
+             "--source", "simulate", "--state-dir", directory.path])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot offer \(Beacond.busName) on the \(address) bus: "), "\(result.stderr)")
+        #expect(!result.stderr.contains("Error:"), "\(result.stderr)")
     }
 
     /// A replay at @max runs on the recording's clock even when reading it
