@@ -400,9 +400,8 @@ public final class BeaconService: Service, Sendable {
             }
         case .clientLeft(let name):
             bounds.forget(name)
-            for region in engine.monitor.definitions where region.owner == name {
-                try? engine.stopMonitoring(key: region.key, into: &events)
-                logger.info("region \(region.key) removed: its owner left the bus")
+            for key in engine.stopMonitoring(owner: name, into: &events) {
+                logger.info("region \(key) removed: its owner left the bus")
             }
         }
         return []

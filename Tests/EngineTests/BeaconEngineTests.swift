@@ -70,6 +70,23 @@ import Testing
         #expect(throws: EngineError.unknownRegion(":1.42/mine")) { try engine.stopMonitoring(key: ":1.42/mine", into: &events) }
     }
 
+    /// A client that leaves takes all its regions, and only its own, in one step.
+    @Test func aClientThatLeavesTakesItsRegionsOnly() throws {
+        var engine = try Self.clientSetUp()
+        try engine.startMonitoring(RegionDefinition(id: "also-mine", constraint: BeaconConstraint(uuid: S.uuid, major: 2), owner: ":1.42"), now: S.t0)
+        try engine.startMonitoring(RegionDefinition(id: "mine", constraint: BeaconConstraint(uuid: S.uuid), owner: ":1.43"), now: S.t0)
+        let onlyMine = S.identity(2, 1)
+        D.play(&engine, [Self.beacon(S.identity(1, 1), -60), Self.beacon(onlyMine, -60)], from: S.t0, until: Self.at(3_000))
+        var events: [EngineEvent] = []
+        #expect(engine.stopMonitoring(owner: ":1.42", into: &events) == [":1.42/mine", ":1.42/also-mine"])
+        #expect(engine.monitor.definitions.map(\.key) == ["cafe", ":1.43/mine"])
+        // The other client's region still covers the beacon of major 2.
+        #expect(events.isEmpty)
+        #expect(engine.stopMonitoring(owner: ":1.43", into: &events) == [":1.43/mine"])
+        #expect(events == [.beaconDisappeared(onlyMine)])
+        #expect(engine.stopMonitoring(owner: ":1.43", into: &events).isEmpty)
+    }
+
     @Test func aClientMayNotAddTheSameIdTwice() throws {
         var engine = try Self.clientSetUp()
         let duplicate = RegionDefinition(id: "mine", constraint: BeaconConstraint(uuid: S.uuid, major: 9), owner: ":1.42")

@@ -215,6 +215,20 @@ public struct BeaconEngine: Sendable {
     /// Stops monitoring the region with this key (`RegionDefinition.key`).
     public mutating func stopMonitoring(key: String, into events: inout [EngineEvent]) throws(EngineError) {
         guard monitor.remove(key: key) else { throw .unknownRegion(key) }
+        regionsRemoved(into: &events)
+    }
+
+    /// Stops monitoring every region of a client that left the bus; returns their keys.
+    public mutating func stopMonitoring(owner: String, into events: inout [EngineEvent]) -> [String] {
+        let keys = monitor.definitions.filter { $0.owner == owner }.map(\.key)
+        guard !keys.isEmpty else { return [] }
+        for key in keys { _ = monitor.remove(key: key) }
+        regionsRemoved(into: &events)
+        return keys
+    }
+
+    /// Tracks are indexed once for the regions left, and those in none are forgotten.
+    private mutating func regionsRemoved(into events: inout [EngineEvent]) {
         reindexTracks()
         var index = 0
         while index < tracks.count {
