@@ -27,6 +27,7 @@ final class BusService: Sendable {
         /// Region objects by key, with the definition they were exported for and their last values.
         var regions: [String: (definition: RegionDefinition, values: [DBusValue])] = [:]
         var venues: [String: [(String, DBusValue)]] = [:]
+        var venuePacing: VenuePacing
         var beacons: BeaconObjectLedger
         var manager: [(String, DBusValue)] = []
     }
@@ -70,7 +71,10 @@ final class BusService: Sendable {
         self.version = version
         self.limits = limits
         answers = BusAnswers(Self.publication(snapshot, version: version), executor: connection.executor)
-        published = Mutex(Published(beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChanges, period: limits.objectChangePeriod)))
+        published = Mutex(
+            Published(
+                venuePacing: VenuePacing(coalescing: limits.coalescing, budget: limits.objectChanges, period: limits.objectChangePeriod),
+                beacons: BeaconObjectLedger(coalescing: limits.coalescing, budget: limits.objectChanges, period: limits.objectChangePeriod)))
     }
 
     /// The answers read most, built here once per publication rather than per call.
@@ -250,18 +254,27 @@ final class BusService: Sendable {
             let ids = Set(snapshot.configuration.venues.map(\.id))
             for id in published.venues.keys where !ids.contains(id) {
                 published.venues[id] = nil
+                published.venuePacing.forget(id)
                 changes.removed.append(BusPaths.venue(id))
             }
+            var changed: [(id: String, names: [String], values: [(String, DBusValue)])] = []
             for venue in snapshot.configuration.venues {
                 let values = venueProperties(venue.id, snapshot)
                 if let old = published.venues[venue.id] {
                     guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
-                    changes.changed.append((BusPaths.venue(venue.id), BeaconObjectLedger.changedNames(old, values)))
+                    changed.append((venue.id, BeaconObjectLedger.changedNames(old, values), values))
                 } else {
                     changes.added.append((BusPaths.venue(venue.id), venueDeclaration(venue.id)))
+                    changes.values[BusPaths.venue(venue.id)] = values
+                    published.venues[venue.id] = values
                 }
-                changes.values[BusPaths.venue(venue.id)] = values
-                published.venues[venue.id] = values
+            }
+            // A change held back is announced later: the object serves its last announced values meanwhile.
+            let admitted = published.venuePacing.admit(changed.map { ($0.id, $0.names) }, now: snapshot.serviceTime)
+            for (id, names, values) in changed where admitted.contains(id) {
+                changes.changed.append((BusPaths.venue(id), names))
+                changes.values[BusPaths.venue(id)] = values
+                published.venues[id] = values
             }
         }
         return changes
