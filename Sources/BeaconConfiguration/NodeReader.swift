@@ -52,7 +52,7 @@ struct NodeReader {
     }
 
     private mutating func mqtt(_ node: YAMLNode) -> MQTTSettings? {
-        let keys = ["url", "username", "password_file", "node_id", "base_topic", "discovery_prefix", "publish_beacons", "ca_file"]
+        let keys = ["url", "username", "password_file", "node_id", "base_topic", "discovery_prefix", "status_topic", "publish_beacons", "ca_file"]
         guard let fields = mapping(node, "mqtt", keys: keys) else { return nil }
         guard let urlNode = fields["url"] else {
             report(node, "mqtt.url", "missing; expected mqtt://HOST[:PORT], mqtts://HOST[:PORT] or unix:///PATH")
@@ -89,7 +89,9 @@ struct NodeReader {
             report(n, "mqtt.ca_file", "only used with mqtts://; the url is \(broker)")
         }
         if let n = fields["node_id"] { settings.nodeID = identifier(n, node, "mqtt.node_id") }
-        for (key, keyPath) in [("base_topic", \MQTTSettings.baseTopic), ("discovery_prefix", \MQTTSettings.discoveryPrefix)] {
+        for (key, keyPath) in [
+            ("base_topic", \MQTTSettings.baseTopic), ("discovery_prefix", \MQTTSettings.discoveryPrefix), ("status_topic", \MQTTSettings.statusTopic),
+        ] {
             guard let n = fields[key], let text = string(n, "mqtt.\(key)") else { continue }
             if (key == "discovery_prefix" && text.isEmpty) || MQTTSettings.isValidTopicPrefix(text) {
                 settings[keyPath: keyPath] = text

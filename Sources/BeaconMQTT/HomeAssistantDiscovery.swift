@@ -1,7 +1,8 @@
 import BeaconCore
 
 /// Home Assistant's MQTT discovery configs for one node: a device with a
-/// `sensor` for the nearest venue (its JSON as attributes), a
+/// `sensor` for the nearest venue (the fields of its JSON that change
+/// seldom as attributes), one for its distance (off until enabled), a
 /// `binary_sensor` (occupancy) per region and a `sensor` for scanning. Unique
 /// ids are made of the node id and region id only, so they survive restarts.
 public struct HomeAssistantDiscovery: Sendable {
@@ -13,13 +14,37 @@ public struct HomeAssistantDiscovery: Sendable {
         self.version = version
     }
 
+    /// Attributes are the fields that change when the answer does, not the
+    /// distance, accuracy and margin that change every second: Home
+    /// Assistant records a state row for every change of an attribute.
     public var nearestVenue: MQTTMessage {
         config("sensor", "nearest_venue", [
             "name": "Nearest venue",
             "state_topic": .string(topics.nearestVenue),
             "value_template": "{{ value_json.name if value_json.id else 'none' }}",
             "json_attributes_topic": .string(topics.nearestVenue),
+            "json_attributes_template": .string(
+                "{{ {" + Self.slowFields.map { "'\($0)': value_json.\($0)" }.joined(separator: ", ") + "} | tojson }}"),
             "icon": "mdi:map-marker-radius",
+        ])
+    }
+
+    /// The `nearest_venue` fields that are the nearest venue sensor's attributes.
+    static let slowFields = ["id", "proximity", "runner_up", "stationary", "source"]
+
+    /// The nearest venue's distance in metres, unknown without one; disabled
+    /// until a user enables it (a number that changes every second fills
+    /// Home Assistant's recorder).
+    public var nearestVenueDistance: MQTTMessage {
+        config("sensor", "nearest_venue_distance", [
+            "name": "Nearest venue distance",
+            "state_topic": .string(topics.nearestVenue),
+            "value_template": "{{ value_json.distance if value_json.distance is not none else 'None' }}",
+            "device_class": "distance",
+            "unit_of_measurement": "m",
+            "state_class": "measurement",
+            "suggested_display_precision": 1,
+            "enabled_by_default": false,
         ])
     }
 
@@ -62,6 +87,8 @@ public struct HomeAssistantDiscovery: Sendable {
             "identifiers": [.string(topics.discoveryNode)], "name": .string("beacond \(topics.nodeID)"),
             "manufacturer": "beacond", "model": "iBeacon presence", "sw_version": .string(version),
         ]
+        // Who sent the config, which Home Assistant logs (and asks of device-based discovery).
+        fields["origin"] = ["name": "beacond", "sw_version": .string(version)]
         return MQTTMessage(topic: topics.discovery(component, object), payload: MQTTPayloads.json(fields), retain: true)
     }
 }

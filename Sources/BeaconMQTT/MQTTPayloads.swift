@@ -13,9 +13,9 @@ public enum MQTTPayloads {
         }
         return json([
             "id": .string(venue.venueID), "name": .string(venue.name), "proximity": .string(venue.proximity.rawValue),
-            "distance": venue.beacon == nil ? nil : .double(rounded(venue.distance)),
-            "accuracy": JSONValue(venue.beacon.map { rounded($0.accuracy) }),
-            "runner_up": JSONValue(venue.runnerUpID), "margin": .double(rounded(venue.margin)),
+            "distance": venue.beacon == nil ? nil : rounded(venue.distance),
+            "accuracy": venue.beacon.map { rounded($0.accuracy) } ?? nil,
+            "runner_up": JSONValue(venue.runnerUpID), "margin": rounded(venue.margin),
             "stationary": .bool(venue.isStationary), "source": .string(venue.source.rawValue),
         ])
     }
@@ -30,7 +30,7 @@ public enum MQTTPayloads {
     /// unknown (nothing measured lately), as in `nearest_venue`.
     public static func beacon(_ beacon: RangedBeacon) -> String {
         let known = beacon.proximity != .unknown
-        func measured(_ value: Double) -> JSONValue { known && value.isFinite ? .double(rounded(value)) : nil }
+        func measured(_ value: Double) -> JSONValue { known ? rounded(value) : nil }
         return json([
             "uuid": .string(beacon.identity.uuid.uuidString), "major": .int(Int(beacon.identity.major)),
             "minor": .int(Int(beacon.identity.minor)), "proximity": .string(beacon.proximity.rawValue),
@@ -40,9 +40,10 @@ public enum MQTTPayloads {
         ])
     }
 
-    /// Centimetres are what ranging can tell; finer digits would only make every tick a change.
-    static func rounded(_ value: Double) -> Double {
-        value.isFinite ? (value * 100).rounded() / 100 : -1
+    /// Centimetres are what ranging can tell; finer digits would only make
+    /// every tick a change. `null` for a value that is no number.
+    static func rounded(_ value: Double) -> JSONValue {
+        value.isFinite ? .double((value * 100).rounded() / 100) : nil
     }
 
     static func json(_ object: [String: JSONValue]) -> String {

@@ -43,6 +43,7 @@ public struct MQTTPublication: Sendable {
         want(MQTTMessage(topic: topics.availability, payload: "online", retain: true), rank: 1)
         if let discovery {
             want(discovery.nearestVenue, rank: 0)
+            want(discovery.nearestVenueDistance, rank: 0)
             want(discovery.scanning, rank: 0)
         }
     }
@@ -50,9 +51,13 @@ public struct MQTTPublication: Sendable {
     /// The will: what the broker says for this node when it vanishes.
     public var lastWill: MQTTMessage { MQTTMessage(topic: topics.availability, payload: "offline", retain: true) }
 
-    /// Topics the shell subscribes to: to clear configs an earlier run left
-    /// behind, and Home Assistant's birth message.
-    public var subscriptions: [String] { discovery == nil ? [] : [topics.regionDiscoveryFilter, topics.homeAssistantStatus] }
+    /// Topics the shell subscribes to: the node's region states (to clear
+    /// those an earlier run left behind), and with discovery its configs (to
+    /// clear a region's an earlier run left, and send again one another
+    /// client replaced or deleted) and Home Assistant's birth message.
+    public var subscriptions: [String] {
+        [topics.regionStateFilter] + (discovery == nil ? [] : [topics.discoveryFilter, topics.homeAssistantStatus])
+    }
 
     /// Takes the engine's newest state; only what differs from it is sent later.
     public mutating func update(_ state: MQTTNodeState) {
@@ -83,9 +88,11 @@ public struct MQTTPublication: Sendable {
     /// A message on one of the `subscriptions`.
     /// Home Assistant saying `online` (it restarted) gets everything retained
     /// again, each topic still at most once per `minimumInterval` however
-    /// often it is said; a retained config for a region this node no longer
-    /// has is cleared; this node's own config, replaced or deleted by another
-    /// client, is sent again.
+    /// often it is said; this node's own config or region state, replaced or
+    /// deleted by another client, is sent again (a device deleted in Home
+    /// Assistant comes back whole while beacond runs, as Home Assistant
+    /// documents for a device that still announces itself); a retained
+    /// config or state of a region this node no longer has is cleared.
     public mutating func received(topic: String, payload: ReceivedPayload) {
         if topic == topics.homeAssistantStatus {
             if payload == Self.birth {
@@ -93,11 +100,11 @@ public struct MQTTPublication: Sendable {
             }
             return
         }
-        guard let id = topics.regionID(discoveryTopic: topic) else { return }
         if let mine = wanted[topic], !mine.isRemoval {
             if payload != ReceivedPayload(mine.message.payload) { sent[topic]?.payload = nil }
             return
         }
+        guard let id = topics.regionID(discoveryTopic: topic) ?? topics.regionID(stateTopic: topic) else { return }
         guard !payload.isEmpty else { return }
         guard let regions else {
             if seenEarly.count < Self.pendingRemovalLimit { seenEarly.insert(id) } else { removalsDropped += 1 }
@@ -107,9 +114,10 @@ public struct MQTTPublication: Sendable {
         remove(region: id)
     }
 
-    /// What to send now: changed topics whose last send is `minimumInterval`
-    /// old, discovery configs first. They count as sent.
-    public mutating func due(now: Timestamp) -> [MQTTMessage] {
+    /// What to send now, at most `limit` messages: changed topics whose last
+    /// send is `minimumInterval` old, discovery configs first. They count as
+    /// sent; those past the limit wait for the next call.
+    public mutating func due(now: Timestamp, atMost limit: Int = .max) -> [MQTTMessage] {
         var ready: [(String, Wanted)] = []
         for (topic, entry) in wanted {
             if let last = sent[topic] {
@@ -118,6 +126,7 @@ public struct MQTTPublication: Sendable {
             ready.append((topic, entry))
         }
         ready.sort { ($0.1.rank, $0.0) < ($1.1.rank, $1.0) }
+        ready = Array(ready.prefix(max(0, limit)))
         for (topic, entry) in ready {
             if entry.isRemoval {
                 wanted[topic] = nil

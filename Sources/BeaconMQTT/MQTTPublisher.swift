@@ -82,7 +82,8 @@ public final class MQTTPublisher: Sendable {
 
     private func run() {
         Self.library
-        let topics = MQTTTopics(base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix)
+        let topics = MQTTTopics(
+            base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix, homeAssistantStatus: settings.statusTopic)
         let session = Session(publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons))
         guard let mosq = mosquitto_new("beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) else {
             setStatus("disconnected: libmosquitto could not make a client (out of memory)")
@@ -90,7 +91,6 @@ public final class MQTTPublisher: Sendable {
             return
         }
         defer { mosquitto_destroy(mosq) }
-        configure(mosq, session)
         var backoff = ReconnectBackoff()
         var generation = -1
         var lastFailure: String?
@@ -101,8 +101,18 @@ public final class MQTTPublisher: Sendable {
         while !stopping {
             setStatus("connecting: \(settings.broker)")
             session.reset()
+            // A fresh client every attempt: libmosquitto would otherwise send
+            // again, after the next CONNACK, every message the last connection
+            // left unacknowledged (stale values, past the pace and the bound of
+            // unacknowledged messages); the publication sends what is current.
             var reason: String
-            let rc = connect(mosq, session)
+            let rc: Int32
+            if mosquitto_reinitialise(mosq, "beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) == MOSQ_ERR_SUCCESS.rawValue {
+                configure(mosq, session)
+                rc = connect(mosq, session)
+            } else {
+                rc = MOSQ_ERR_NOMEM.rawValue
+            }
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 reason = "the connection closed"
                 // Said once a connection: a flood of leftover configs must not become a flood of log lines.
@@ -137,8 +147,9 @@ public final class MQTTPublisher: Sendable {
                         }
                         // A broker that stops acknowledging gets nothing more until it catches up:
                         // the newest values wait in the publication, not in libmosquitto's queue.
-                        if session.unacknowledged < Self.unacknowledgedLimit {
-                            for message in session.publication.due(now: Self.now()) { publish(mosq, message, session) }
+                        let room = Self.unacknowledgedLimit - session.unacknowledged
+                        if room > 0 {
+                            for message in session.publication.due(now: Self.now(), atMost: room) { publish(mosq, message, session) }
                         }
                     }
                     if loop != MOSQ_ERR_SUCCESS.rawValue {
@@ -195,10 +206,11 @@ public final class MQTTPublisher: Sendable {
             guard let context else { return }
             Unmanaged<Session>.fromOpaque(context).takeUnretainedValue().connected = false
         }
-        mosquitto_publish_callback_set(mosq) { _, context, _ in
+        mosquitto_publish_callback_set(mosq) { _, context, mid in
             guard let context else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
             session.unacknowledged = max(0, session.unacknowledged - 1)
+            if mid == session.lastWord { session.lastWordAcknowledged = true }
         }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
@@ -259,27 +271,51 @@ public final class MQTTPublisher: Sendable {
     /// QoS 1 messages sent and not yet acknowledged, beyond which nothing more is handed to libmosquitto.
     static let unacknowledgedLimit = 64
 
-    private func publish(_ mosq: OpaquePointer, _ message: MQTTMessage, _ session: Session) {
-        let rc = mosquitto_publish(mosq, nil, message.topic, Int32(message.payload.utf8.count), message.payload, 1, message.retain)
-        if rc == MOSQ_ERR_SUCCESS.rawValue {
-            session.unacknowledged += 1
-        } else {
+    /// Hands a message to libmosquitto; its message id, or `nil` if it was not taken.
+    @discardableResult
+    private func publish(_ mosq: OpaquePointer, _ message: MQTTMessage, _ session: Session) -> Int32? {
+        var mid: Int32 = 0
+        let rc = mosquitto_publish(mosq, &mid, message.topic, Int32(message.payload.utf8.count), message.payload, 1, message.retain)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             logger.debug("MQTT: could not publish \(message.topic): \(String(cString: mosquitto_strerror(rc)))")
+            return nil
         }
+        session.unacknowledged += 1
+        return mid
     }
 
-    /// The last word: `offline`, retained, then a clean DISCONNECT (so the broker drops the will).
+    /// The last word: `offline`, retained, and once the broker has
+    /// acknowledged it a clean DISCONNECT (the broker drops the will). A broker
+    /// that has stopped acknowledging holds it back (libmosquitto sends no more
+    /// than the broker's Receive Maximum unacknowledged, and DISCONNECT is not
+    /// held): then DISCONNECT with reason 0x04, so that the broker publishes
+    /// the will, which says the same, rather than drop it.
     private func say(offline mosq: OpaquePointer, _ session: Session) {
         var offline = session.publication.lastWill
         offline.retain = true
-        publish(mosq, offline, session)
-        mosquitto_disconnect(mosq)
-        let deadline = Self.now() + .seconds(2)
-        while session.connected, Self.now() < deadline {
+        session.lastWord = publish(mosq, offline, session)
+        session.lastWordAcknowledged = false
+        let acknowledging = Self.now() + Self.lastWordWait
+        while session.connected, !session.lastWordAcknowledged, Self.now() < acknowledging {
             guard mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
         }
-        logger.notice("MQTT: said offline and disconnected from \(settings.broker)")
+        let acknowledged = session.lastWordAcknowledged
+        mosquitto_disconnect_v5(mosq, Int32(acknowledged ? 0 : MQTT_RC_DISCONNECT_WITH_WILL_MSG.rawValue), nil)
+        let disconnecting = Self.now() + .milliseconds(500)
+        while session.connected, Self.now() < disconnecting {
+            guard mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
+        }
+        if acknowledged {
+            logger.notice("MQTT: said offline and disconnected from \(settings.broker)")
+        } else {
+            logger.warning(
+                "MQTT: \(settings.broker) did not acknowledge offline within \(Self.lastWordWait.tenthsText); disconnected asking it to publish the last will (offline) instead")
+        }
     }
+
+    /// How long the last word waits for its acknowledgement: with the
+    /// DISCONNECT after it, within the 3 s `stop` gives.
+    static let lastWordWait: Duration = .milliseconds(1_500)
 
     private func describe(_ rc: Int32, _ session: Session) -> String {
         switch rc {
@@ -352,6 +388,9 @@ private final class Session {
     var seen: [(topic: String, payload: ReceivedPayload)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
+    /// The message id of `offline` when stopping, and whether its PUBACK came.
+    var lastWord: Int32?
+    var lastWordAcknowledged = false
 
     init(publication: MQTTPublication) {
         self.publication = publication

@@ -7,11 +7,16 @@ public struct MQTTTopics: Hashable, Sendable {
     public var nodeID: String
     /// Empty: no discovery.
     public var discoveryPrefix: String
+    /// Where Home Assistant says `online` when it starts (its birth message):
+    /// its own setting, `homeassistant/status` unless changed there, whatever
+    /// the discovery prefix.
+    public var homeAssistantStatus: String
 
-    public init(base: String, nodeID: String, discoveryPrefix: String) {
+    public init(base: String, nodeID: String, discoveryPrefix: String, homeAssistantStatus: String = MQTTSettings.defaultStatusTopic) {
         self.base = base
         self.nodeID = nodeID
         self.discoveryPrefix = discoveryPrefix
+        self.homeAssistantStatus = homeAssistantStatus
     }
 
     public var node: String { "\(base)/\(nodeID)" }
@@ -30,11 +35,22 @@ public struct MQTTTopics: Hashable, Sendable {
         "\(discoveryPrefix)/\(component)/\(discoveryNode)/\(object)/config"
     }
 
-    /// Where Home Assistant says `online` when it starts (its birth message).
-    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    /// Every config this node may have left on the broker, from this run or an earlier one.
+    public var discoveryFilter: String { discovery("+", "+") }
 
-    /// Every region config this node may have left on the broker, from this run or an earlier one.
+    /// Every region config this node may have left on the broker.
     public var regionDiscoveryFilter: String { discovery("binary_sensor", "+") }
+
+    /// Every region state this node may have left on the broker.
+    public var regionStateFilter: String { region("+") }
+
+    /// The region id of a region's state topic, or `nil` for any other topic.
+    public func regionID(stateTopic topic: String) -> String? {
+        let prefix = region("")
+        guard topic.hasPrefix(prefix) else { return nil }
+        let id = String(topic.dropFirst(prefix.count))
+        return Identifier.isValid(id) ? id : nil
+    }
 
     /// The region id of a region's discovery topic, or `nil` for any other topic.
     public func regionID(discoveryTopic topic: String) -> String? {

@@ -62,7 +62,9 @@ struct ConfigurationSummary {
         if let mqtt = configuration.mqtt {
             var line = "mqtt: \(mqtt.broker) as node \(MQTTPublisher.nodeID(mqtt))\(mqtt.nodeID == nil ? " (from the host name)" : ""), "
                 + "topics \(mqtt.baseTopic)/…"
-            line += mqtt.discoveryPrefix.isEmpty ? "; no Home Assistant discovery" : "; discovery under \(mqtt.discoveryPrefix)/"
+            line += mqtt.discoveryPrefix.isEmpty
+                ? "; no Home Assistant discovery"
+                : "; discovery under \(mqtt.discoveryPrefix)/, Home Assistant's birth message on \(mqtt.statusTopic)"
             if let user = mqtt.username { line += "; user \(user)" }
             if mqtt.publishBeacons { line += "; per-beacon distances published" }
             lines.append(line)

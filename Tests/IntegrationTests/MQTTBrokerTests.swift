@@ -102,6 +102,50 @@ import Testing
         #expect(service.logText.contains("MQTT: said offline and disconnected"))
     }
 
+    /// A broker that has stopped acknowledging (paused, with a Receive
+    /// Maximum of 1, so one unacknowledged message holds every later one back
+    /// in libmosquitto) still ends up saying `offline` when beacond stops:
+    /// beacond asks for its will. Until 2026-11-27 it sent a clean DISCONNECT
+    /// ahead of the held-back `offline`, the broker dropped the will, and
+    /// `availability` stayed `online` for good.
+    @Test func aBrokerThatStoppedAcknowledgingStillSaysOfflineOnSIGTERM() async throws {
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nmax_inflight_messages 1")
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: stalled\n")
+        try await Self.waitForLog(service) { $0.contains("MQTT: connected") }
+        let watching = try await MQTTSubscriber(port: broker.port)
+        try await watching.wait("online") { $0.topic == "beacond/stalled/availability" && $0.payload == "online" }
+        broker.pause()
+        // The café's distances change every second: the next publication goes out and is never acknowledged.
+        #expect(await eventually(seconds: 15) { broker.unreadBytes > 0 }, "nothing sent to the paused broker")
+        service.stop(signal: SIGTERM)
+        broker.resume()
+        let after = try await MQTTSubscriber(port: broker.port)
+        try await after.wait("retained offline") { $0.topic == "beacond/stalled/availability" && $0.payload == "offline" && $0.retained }
+        #expect(service.logText.contains("did not acknowledge offline within 1.5 s; disconnected asking it to publish the last will"), "\(service.logText)")
+    }
+
+    /// What a lost connection left unacknowledged is not sent again after the
+    /// reconnect (the publication sends what is current): libmosquitto resent
+    /// it, stale values past the pace, as duplicates.
+    @Test func aReconnectSendsNothingStale() async throws {
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nmax_inflight_messages 1\nlog_type all")
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: stale\n")
+        try await Self.waitForLog(service) { $0.contains("MQTT: connected") }
+        broker.pause()
+        #expect(await eventually(seconds: 15) { broker.unreadBytes > 0 }, "nothing sent to the paused broker")
+        broker.kill()
+        try await broker.start()
+        try await Self.waitForLog(service) { $0.components(separatedBy: "MQTT: connected").count >= 3 }
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        // A while of publishing on the new connection (a nearest venue sent after the subscriber came), then:
+        // no PUBLISH marked as sent before (d1).
+        try await subscriber.wait("online") { $0.topic == "beacond/stale/availability" && $0.payload == "online" }
+        try await subscriber.wait("a fresh nearest venue") { $0.topic == "beacond/stale/nearest_venue" && !$0.retained }
+        let received = broker.logText.split(separator: "\n").filter { $0.contains("Received PUBLISH from beacond-stale") }
+        #expect(!received.isEmpty, "\(broker.logText)")
+        #expect(!received.contains { $0.contains("(d1,") }, "\(received)")
+    }
+
     @Test func aRestartedBrokerGetsEverythingAgainAfterBackoff() async throws {
         let broker = try await MosquittoBroker()
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: restart\n")
@@ -158,7 +202,7 @@ import Testing
         let port = try MosquittoBroker.freePort()
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n")
         let check = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", service.configuration])
-        #expect(check.stdout.contains(" (from the host name), topics beacond/…; discovery under homeassistant/"), "\(check)")
+        #expect(check.stdout.contains(" (from the host name), topics beacond/…; discovery under homeassistant/, "), "\(check)")
         #expect(check.stdout.contains("mqtt: mqtt://127.0.0.1:\(port) as node "), "\(check)")
         try await Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtt://127.0.0.1:\(port): Connection refused") }
         let venue = try service.call("RequestNearestVenue", ["u", "20000"])

@@ -40,8 +40,35 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     func kill() {
+        if let process { Glibc.kill(process.processIdentifier, SIGCONT) }  // a stopped broker dies only once continued
         process?.killAndWait()
         process = nil
+    }
+
+    /// SIGSTOP: the broker keeps its connections and reads nothing; what
+    /// clients send waits in the kernel. `resume` (SIGCONT) goes on.
+    func pause() {
+        if let process { Glibc.kill(process.processIdentifier, SIGSTOP) }
+    }
+
+    func resume() {
+        if let process { Glibc.kill(process.processIdentifier, SIGCONT) }
+    }
+
+    /// Bytes sent to the broker that it has not read (the receive queues of
+    /// its established loopback connections, from /proc/net/tcp): while it is
+    /// paused, what its clients sent since.
+    var unreadBytes: Int {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let port = String(format: "%04X", self.port)
+        return table.split(separator: "\n").dropFirst().reduce(0) { total, line in
+            let fields = line.split(separator: " ")
+            // local_address 0100007F:PORT, st 01 (established), tx_queue:rx_queue.
+            guard fields.count > 4, fields[1].hasSuffix(":\(port)"), fields[3] == "01",
+                let unread = fields[4].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+            else { return total }
+            return total + unread
+        }
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }

@@ -278,7 +278,9 @@ import Testing
         #expect(result.stdout.contains("; enter at -85.0 dBm or stronger, exit when filtered below -92.0 dBm;"), "\(result.stdout)")
         #expect(result.stdout.contains("cafe: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 major any minor any; notify on entry and exit; exit after 30s; enter at -80.0 dBm or stronger"))
         let node = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("mqtt: mqtt://127.0.0.1:1883 as node ") })
-        #expect(node.hasSuffix(" (from the host name), topics beacond/…; discovery under homeassistant/"), "\(node)")
+        #expect(
+            node.hasSuffix(" (from the host name), topics beacond/…; discovery under homeassistant/, Home Assistant's birth message on homeassistant/status"),
+            "\(node)")
         #expect(!node.contains("as node (the host name)"))
     }
 

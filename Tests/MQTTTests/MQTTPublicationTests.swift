@@ -38,15 +38,15 @@ import Testing
         let sent = publication.due(now: Self.t0)
         let topics = sent.map(\.topic)
         #expect(Set(topics) == [
-            "homeassistant/sensor/beacond_kiosk-7/nearest_venue/config", "homeassistant/sensor/beacond_kiosk-7/scanning/config",
-            "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config",
+            "homeassistant/sensor/beacond_kiosk-7/nearest_venue/config", "homeassistant/sensor/beacond_kiosk-7/nearest_venue_distance/config",
+            "homeassistant/sensor/beacond_kiosk-7/scanning/config", "homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config",
             "homeassistant/binary_sensor/beacond_kiosk-7/region_kaffeehaus/config",
             "beacond/kiosk-7/availability", "beacond/kiosk-7/nearest_venue", "beacond/kiosk-7/scanning",
             "beacond/kiosk-7/region/caffe-macs", "beacond/kiosk-7/region/kaffeehaus",
         ])
         let lastConfig = try #require(topics.lastIndex { $0.hasSuffix("/config") })
         let availability = try #require(topics.firstIndex(of: "beacond/kiosk-7/availability"))
-        #expect(lastConfig < availability && availability == 4)
+        #expect(lastConfig < availability && availability == 5)
         #expect(sent.allSatisfy { $0.retain })
         #expect(sent.first { $0.topic == "beacond/kiosk-7/region/caffe-macs" }?.payload == "inside")
         let venue = try Self.json(try #require(sent.first { $0.topic == "beacond/kiosk-7/nearest_venue" }).payload)
@@ -120,7 +120,7 @@ import Testing
         ])
         // The current one, "{}" on the broker, is this node's again, not cleared.
         #expect(sent.filter { !$0.payload.isEmpty }.map(\.topic) == ["homeassistant/binary_sensor/beacond_kiosk-7/region_caffe-macs/config"])
-        #expect(publication.subscriptions == ["homeassistant/binary_sensor/beacond_kiosk-7/+/config", "homeassistant/status"])
+        #expect(publication.subscriptions == ["beacond/kiosk-7/region/+", "homeassistant/+/beacond_kiosk-7/+/config", "homeassistant/status"])
     }
 
     @Test func configsSeenBeforeTheFirstStateWaitForIt() {
@@ -211,7 +211,67 @@ import Testing
         let sent = publication.due(now: Self.t0)
         #expect(!sent.contains { $0.topic.hasSuffix("/config") })
         #expect(sent.contains { $0.topic == "site/a/pi/region/caffe-macs" })
-        #expect(publication.subscriptions.isEmpty)
+        // Its own region states only: to clear those an earlier run left.
+        #expect(publication.subscriptions == ["site/a/pi/region/+"])
+    }
+
+    /// Without discovery, a region state an earlier run left (the region
+    /// since removed from the file) is cleared; a current one is not, and one
+    /// another client overwrote is sent again.
+    @Test func withoutDiscoveryARegionStateLeftBehindIsCleared() {
+        var publication = MQTTPublication(
+            topics: MQTTTopics(base: "site/a", nodeID: "pi", discoveryPrefix: ""), version: "1.0", publishBeacons: false)
+        // Seen before the first state, judged when it comes.
+        publication.received(topic: "site/a/pi/region/gone", payload: ReceivedPayload("inside"))
+        publication.update(Self.state())
+        #expect(publication.due(now: Self.t0).filter { $0.payload.isEmpty }.map(\.topic) == ["site/a/pi/region/gone"])
+        publication.received(topic: "site/a/pi/region/caffe-macs", payload: ReceivedPayload("inside"))
+        publication.received(topic: "site/a/pi/region/kaffeehaus", payload: ReceivedPayload("inside"))
+        publication.received(topic: "site/a/pi/region/also-gone", payload: ReceivedPayload("outside"))
+        publication.received(topic: "site/a/pi/region/not an id", payload: ReceivedPayload("outside"))
+        let sent = publication.due(now: Self.t0 + .seconds(1))
+        #expect(sent.filter { $0.payload.isEmpty }.map(\.topic) == ["site/a/pi/region/also-gone"])
+        #expect(sent.filter { !$0.payload.isEmpty }.map { [$0.topic, $0.payload] } == [["site/a/pi/region/kaffeehaus", "outside"]])
+        #expect(!sent.contains { $0.topic.hasSuffix("/config") })
+    }
+
+    /// A device deleted in Home Assistant (every config cleared) comes back
+    /// whole while beacond runs, the sensors' configs too, not only the regions'.
+    @Test func everyOwnConfigDeletedIsSentAgain() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let configs = publication.due(now: Self.t0).filter { $0.topic.hasSuffix("/config") }.map(\.topic)
+        #expect(configs.count == 5)
+        for topic in configs { publication.received(topic: topic, payload: ReceivedPayload("")) }
+        #expect(Set(publication.due(now: Self.t0 + .seconds(1)).map(\.topic)) == Set(configs))
+    }
+
+    /// Home Assistant's birth topic is its own setting, not the discovery prefix's.
+    @Test func theBirthMessageIsHeardOnItsOwnTopic() {
+        let topics = MQTTTopics(base: "beacond", nodeID: "kiosk-7", discoveryPrefix: "ha", homeAssistantStatus: "hass/status")
+        var publication = MQTTPublication(topics: topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        let first = publication.due(now: Self.t0)
+        #expect(publication.subscriptions.last == "hass/status")
+        publication.received(topic: "ha/status", payload: ReceivedPayload("online"))
+        #expect(publication.due(now: Self.t0 + .seconds(1)).isEmpty)
+        publication.received(topic: "hass/status", payload: ReceivedPayload("online"))
+        #expect(publication.due(now: Self.t0 + .seconds(1)).count == first.count)
+        #expect(MQTTTopics(base: "b", nodeID: "n", discoveryPrefix: "ha").homeAssistantStatus == "homeassistant/status")
+    }
+
+    /// However much is due, no more than the room the broker leaves goes at
+    /// once; the rest follows, in order, discovery first.
+    @Test func dueGivesNoMoreThanAskedAndKeepsTheRest() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        publication.update(Self.state())
+        var all = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        all.update(Self.state())
+        let everything = all.due(now: Self.t0).map(\.topic)
+        var sent: [String] = []
+        for step in 0..<10 { sent += publication.due(now: Self.t0 + .milliseconds(Int64(step)), atMost: 3).map(\.topic) }
+        #expect(sent == everything)
+        #expect(publication.due(now: Self.t0, atMost: 0).isEmpty)
     }
 
     @Test func beaconsOnlyWhenAskedForAndNotRetained() throws {
@@ -229,12 +289,12 @@ import Testing
         gone.beacons = []
         publication.update(gone)
         #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
-        #expect(publication.heldTopics == 9)
+        #expect(publication.heldTopics == 10)
     }
 
     @Test func discoveryConfigsHaveTheKeysHomeAssistantNeeds() throws {
         let discovery = HomeAssistantDiscovery(topics: Self.topics, version: "1.0")
-        for message in [discovery.nearestVenue, discovery.scanning, discovery.region("caffe-macs")] {
+        for message in [discovery.nearestVenue, discovery.nearestVenueDistance, discovery.scanning, discovery.region("caffe-macs")] {
             let config = try Self.json(message.payload)
             for key in ["name", "unique_id", "state_topic", "availability_topic", "device"] {
                 #expect(config[key] != nil, "\(message.topic) lacks \(key)")
@@ -242,13 +302,33 @@ import Testing
             #expect(config["availability_topic"] as? String == "beacond/kiosk-7/availability")
             let device = try #require(config["device"] as? [String: Any])
             #expect(device["identifiers"] as? [String] == ["beacond_kiosk-7"])
+            #expect((config["origin"] as? [String: Any])?["name"] as? String == "beacond")
             #expect(message.retain)
         }
         let region = try Self.json(discovery.region("caffe-macs").payload)
         #expect(region["unique_id"] as? String == "beacond_kiosk-7_region_caffe-macs")
         #expect(region["device_class"] as? String == "occupancy")
         #expect(region["payload_on"] as? String == "inside" && region["payload_off"] as? String == "outside")
-        #expect(try Self.json(discovery.nearestVenue.payload)["json_attributes_topic"] as? String == "beacond/kiosk-7/nearest_venue")
+        let venue = try Self.json(discovery.nearestVenue.payload)
+        #expect(venue["json_attributes_topic"] as? String == "beacond/kiosk-7/nearest_venue")
+        // Attributes that change when the answer does, not every second (Home Assistant records each change).
+        let template = try #require(venue["json_attributes_template"] as? String)
+        #expect(template == "{{ {'id': value_json.id, 'proximity': value_json.proximity, 'runner_up': value_json.runner_up, "
+            + "'stationary': value_json.stationary, 'source': value_json.source} | tojson }}")
+        #expect(!template.contains("distance") && !template.contains("margin") && !template.contains("accuracy"))
+        let distance = try Self.json(discovery.nearestVenueDistance.payload)
+        #expect(distance["device_class"] as? String == "distance" && distance["unit_of_measurement"] as? String == "m")
+        #expect(distance["state_class"] as? String == "measurement" && distance["enabled_by_default"] as? Bool == false)
+    }
+
+    /// A figure that is no number (never expected: a distance of a venue
+    /// without a beacon) is null, as the topic's documentation says, not -1.
+    @Test func aFigureThatIsNoNumberIsNull() throws {
+        var venue = Self.nearest(distance: .infinity)
+        venue.margin = .nan
+        let fields = try Self.json(MQTTPayloads.nearestVenue(venue))
+        #expect(fields["distance"] is NSNull && fields["margin"] is NSNull)
+        #expect(fields["accuracy"] as? Double == 0.46)
     }
 
     @Test func noVenueIsNullsNotAbsentKeys() throws {

@@ -46,14 +46,16 @@ import Testing
                   node_id: kiosk-7
                   base_topic: site/berlin
                   discovery_prefix: ""
+                  status_topic: hass/status
                   publish_beacons: true
                 """, file: file)
         let mqtt = try #require(configuration.mqtt)
         #expect(mqtt.broker == MQTTBroker(transport: .tcp, host: "127.0.0.1", port: 1884))
         #expect(mqtt.passwordFile == directory.appendingPathComponent("mqtt.secret").path)
         #expect(mqtt.username == "kiosk-7" && mqtt.nodeID == "kiosk-7" && mqtt.baseTopic == "site/berlin")
-        #expect(mqtt.discoveryPrefix.isEmpty && mqtt.publishBeacons)
+        #expect(mqtt.discoveryPrefix.isEmpty && mqtt.publishBeacons && mqtt.statusTopic == "hass/status")
         #expect(try ConfigurationLoader.parse(Self.regions, file: file).mqtt == nil)
+        #expect(MQTTSettings(broker: mqtt.broker).statusTopic == "homeassistant/status")
     }
 
     @Test func badValuesAreRefusedWithFileAndLine() {
@@ -67,6 +69,7 @@ import Testing
               discovery_prefix: /homeassistant
               publish_beacons: maybe
               password: inline
+              status_topic: homeassistant/+
             """)
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: invalid broker URL 'http://broker'") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:7: mqtt.password_file: cannot read /nonexistent/mqtt.secret: no such file") })
@@ -75,6 +78,7 @@ import Testing
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:10: mqtt.discovery_prefix: expected topic levels") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:11: mqtt.publish_beacons: expected true or false") })
         #expect(problems.contains { $0.hasPrefix("beacons.yaml:12: mqtt.password: unknown key") })
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:13: mqtt.status_topic: expected topic levels") })
         #expect(Self.problems("mqtt:\n  username: x\n").contains { $0.hasPrefix("beacons.yaml:6: mqtt.url: missing") })
     }
 

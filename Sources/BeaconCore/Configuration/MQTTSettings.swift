@@ -15,6 +15,11 @@ public struct MQTTSettings: Hashable, Sendable {
     public var baseTopic: String
     /// Empty turns Home Assistant discovery off.
     public var discoveryPrefix: String
+    /// Home Assistant's birth message topic (its MQTT options), where it says
+    /// `online` when it starts; not derived from the discovery prefix, as in
+    /// Home Assistant.
+    public var statusTopic: String
+    public static let defaultStatusTopic = "homeassistant/status"
     /// Per-beacon distances are location data: published only when asked for.
     public var publishBeacons: Bool
     /// The CA certificate(s) a `mqtts://` broker is verified against; `nil` uses the system's.
@@ -22,8 +27,8 @@ public struct MQTTSettings: Hashable, Sendable {
 
     public init(
         broker: MQTTBroker, username: String? = nil, passwordFile: String? = nil, nodeID: String? = nil,
-        baseTopic: String = "beacond", discoveryPrefix: String = "homeassistant", publishBeacons: Bool = false,
-        caFile: String? = nil
+        baseTopic: String = "beacond", discoveryPrefix: String = "homeassistant", statusTopic: String = MQTTSettings.defaultStatusTopic,
+        publishBeacons: Bool = false, caFile: String? = nil
     ) {
         self.broker = broker
         self.username = username
@@ -31,6 +36,7 @@ public struct MQTTSettings: Hashable, Sendable {
         self.nodeID = nodeID
         self.baseTopic = baseTopic
         self.discoveryPrefix = discoveryPrefix
+        self.statusTopic = statusTopic
         self.publishBeacons = publishBeacons
         self.caFile = caFile
     }
