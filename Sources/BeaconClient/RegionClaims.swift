@@ -9,7 +9,10 @@ import Synchronization
 /// SwiftUI `.task(id:)` re-run) raced the old one's StopMonitoring and failed
 /// with RegionExists about half the time. A sequence claims each id before
 /// starting it: refused while a live sequence holds it, made to wait while an
-/// ended one is still stopping it.
+/// ended one is still stopping it. A sequence's end is its cancellation seen
+/// by the stream, at once while it waits for an element; one cancelled in the
+/// instant between `monitor` and its first `next` is seen at that `next`, and
+/// a sequence begun in that instant is refused the id (RegionExists).
 final class RegionClaims: Sendable {
     private struct State {
         var holders: [String: (holder: UInt64, stopping: Bool)] = [:]
