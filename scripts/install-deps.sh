@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian / Raspberry Pi OS packages beacond builds and tests with.
 # Idempotent: installs only what is missing. Needs root (or sudo).
-#   scripts/install-deps.sh [PACKAGE...]   (more packages a script needs, e.g. scripts/package.sh's)
+#   scripts/install-deps.sh [--build] [PACKAGE...]
+# --build: only what building needs (scripts/package.sh on a Pi: not a
+# running MQTT broker, Wireshark and the rest of the tests' tools);
+# PACKAGE...: more packages a script needs (scripts/package.sh's).
 set -euo pipefail
 
-packages=(
+build=(
     pkg-config
     libbluetooth-dev   # BlueZ's libbluetooth (hci source)
     libdbus-1-dev      # libdbus-1 (the D-Bus service and client)
     libsystemd-dev     # libsystemd (sd_notify: the unit's watchdog and status)
     libyaml-dev        # libyaml (beacons.yaml and scenarios)
+    libmosquitto-dev   # libmosquitto (the MQTT publisher)
+)
+tests=(
     dbus-daemon        # private buses in tests
     dbus-bin           # dbus-send, dbus-monitor
     python3-dbus       # python clients in tests
@@ -20,10 +26,14 @@ packages=(
     systemd            # busctl, systemd-analyze
     mosquitto          # a real MQTT broker for the publisher's tests
     mosquitto-clients  # mosquitto_sub, mosquitto_passwd
-    libmosquitto-dev   # libmosquitto (the MQTT publisher)
-    tshark             # Wireshark's dissectors: the pcapng cross-check
-    "$@"
+    tshark             # Wireshark's dissectors: the pcapng and btsnoop cross-checks
 )
+if [[ ${1:-} == --build ]]; then
+    shift
+    packages=("${build[@]}" "$@")
+else
+    packages=("${build[@]}" "${tests[@]}" "$@")
+fi
 
 missing=()
 for package in "${packages[@]}"; do

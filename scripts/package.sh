@@ -23,7 +23,7 @@ case ${1:-} in
     *) echo "usage: scripts/package.sh [--prebuilt]" >&2; exit 2 ;;
 esac
 
-scripts/install-deps.sh dpkg-dev lintian binutils
+scripts/install-deps.sh --build dpkg-dev lintian binutils
 if ! $prebuilt; then
     # Progress to stderr: stdout is the package's path alone.
     "${build[@]}" --product beacond >&2
@@ -87,7 +87,8 @@ for executable in "${executables[@]}"; do
 done
 doc=$stage/usr/share/doc/beacond
 install -D -m 0644 dist/debian/copyright "$doc/copyright"
-install -D -m 0644 dist/systemd/beacond-mqtt.conf "$doc/examples/beacond-mqtt.conf"
+# Not under /usr/share/doc, which images may leave out (dpkg path-exclude), and nothing may need.
+install -D -m 0644 dist/systemd/beacond-mqtt.conf "$stage/usr/share/beacond/beacond-mqtt.conf"
 {
     echo "beacond ($version) bookworm; urgency=medium"
     echo
@@ -111,7 +112,9 @@ depends=$(cd "$shlibs" && dpkg-shlibdeps -O "${executables[@]/#/-e$stage/usr/bin
 [[ -n $depends ]] || { cat "$shlibs/warnings" >&2; echo "dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 # beacond's packed relocations (lld -z pack-relative-relocs, Package.swift) need
 # glibc 2.36, a version no symbol names, so dpkg-shlibdeps cannot see it.
-if readelf -V "$stage/usr/bin/beacond" | grep -q GLIBC_ABI_DT_RELR; then
+# Raised to 2.36 only: a build on a newer glibc may need more, and dpkg-shlibdeps says so.
+computed=$(sed -nE 's/.*libc6 \(>= ([0-9.]+)\).*/\1/p' <<<"$depends")
+if readelf -V "$stage/usr/bin/beacond" | grep -q GLIBC_ABI_DT_RELR && [[ -n $computed ]] && dpkg --compare-versions "$computed" lt 2.36; then
     depends=$(sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/' <<<"$depends")
 fi
 echo "package: shlibs: $depends" >&2

@@ -324,7 +324,7 @@ public final class MQTTPublisher: Sendable {
             switch errno {
             case ECONNREFUSED: return "\(text) (is the broker running and listening there?)"
             case EAFNOSUPPORT, EPERM:
-                return "\(text) (systemd's RestrictAddressFamilies? install /usr/share/doc/beacond/examples/beacond-mqtt.conf, or dist/systemd/beacond-mqtt.conf from the source, as /etc/systemd/system/beacond.service.d/mqtt.conf)"
+                return "\(text) (systemd's RestrictAddressFamilies? install /usr/share/beacond/beacond-mqtt.conf, or dist/systemd/beacond-mqtt.conf from the source, as /etc/systemd/system/beacond.service.d/mqtt.conf)"
             default: return text
             }
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:

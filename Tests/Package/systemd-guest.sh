@@ -223,6 +223,34 @@ if check "a-controller-on-dev-vhci-powered-by-bluetoothd" start_controller; then
     systemctl stop "$unit"
     kill "$(cat /run/vhci.pid)"
 fi
+# The MQTT drop-in (mqtt.md) adds the internet families to the unit's, not in their place.
+mqtt_dropin() {
+    local families
+    install -m 0644 /usr/share/beacond/beacond-mqtt.conf "$dropins/mqtt.conf" && systemctl daemon-reload || return 1
+    families=$(property RestrictAddressFamilies)
+    rm -f "$dropins/mqtt.conf" && systemctl daemon-reload
+    echo "RestrictAddressFamilies: $families"
+    for family in AF_UNIX AF_BLUETOOTH AF_INET AF_INET6; do grep -qw "$family" <<<"$families" || return 1; done
+}
+check "the-mqtt-drop-in-adds-AF_INET-and-AF_INET6-to-the-unit's-families" mqtt_dropin
+# A fresh install as on a Pi, with systemd and the system bus running: the bus
+# read the policy before postinst made the account, and dropped its user and
+# group rules; postinst reloads it before the start, so the first start takes
+# org.beacond (it failed with 69 and came up on a restart 5 s later).
+fresh_install() {
+    local deb
+    deb=$(ls "$here"/beacond_*.deb) || return 1
+    systemctl stop "$unit"
+    dpkg --purge beacond >/dev/null || return 1
+    userdel beacond && { groupdel beacond 2>/dev/null || true; }
+    ! getent group beacond >/dev/null || { echo "group beacond is still there"; return 1; }
+    dpkg -i "$deb" >/dev/null 2>&1 || { echo "dpkg -i failed"; return 1; }
+    getent passwd beacond >/dev/null || return 1
+    within 60 state_is active/running || return 1
+    [[ $(property NRestarts) == 0 ]] ||
+        { echo "started $(property NRestarts) times more"; journalctl -u "$unit" --no-pager -o cat | tail -4; return 1; }
+}
+check "a-fresh-install-with-the-bus-running-starts-at-once" fresh_install
 say "note: systemd-analyze security: $(systemd-analyze security "$unit" --no-pager 2>/dev/null | tail -1)"
 # The host compares these with the lines it read from the console.
 say "done $passed $failed"
