@@ -85,6 +85,11 @@ public final class MQTTPublisher: Sendable {
         let topics = MQTTTopics(
             base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix, homeAssistantStatus: settings.statusTopic)
         let session = Session(publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons))
+        // libmosquitto's callbacks reach the session through an unretained pointer: it lives as long as the client.
+        withExtendedLifetime(session) { run(session, topics) }
+    }
+
+    private func run(_ session: Session, _ topics: MQTTTopics) {
         guard let mosq = mosquitto_new("beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) else {
             setStatus("disconnected: libmosquitto could not make a client (out of memory)")
             logger.error("MQTT: libmosquitto could not make a client (out of memory); not publishing")

@@ -256,6 +256,12 @@ public final class BeaconService: Service, Sendable {
             announcements.removeAll()
             report(keeper.sync(engine.state, now: now))
             for reply in replies { reply() }
+            // A bus connection lost (dbus-daemon restarted, or the transport dropped)
+            // is never regained: stop, and systemd starts beacond again (exit 69).
+            if let bus, let address = settings.bus, !bus.connection.isConnected {
+                logger.critical("lost the connection to the \(address) bus (dbus-daemon restarted?); stopping, so that systemd starts beacond again")
+                throw DBusError.disconnected("the connection to the bus was lost")
+            }
             systemd.alive(bus: bus?.connection.executor.progress).map(log)
             if let failure {
                 // Stopping lets systemd try again (Restart=on-failure) once the

@@ -271,7 +271,17 @@ actor BusState {
             !(dbus_message_get_interface(message).map { String(cString: $0) == ObjectTree.peer } ?? false)
         else { return false }
         let signature = dbus_message_get_signature(message).map { String(cString: $0) } ?? ""
-        tree.dispatch(DBusMethodCall(message: message, state: self), signature: signature)
+        let call = DBusMethodCall(message: message, state: self)
+        // A message's file descriptors stay open for as long as it is held, and
+        // a call may be held minutes (a RequestNearestVenue waiting): a caller
+        // could fill this process's descriptor table, and lose it its bus
+        // connection. No method here takes one; a call with any is refused
+        // at once, and freed with them.
+        guard dbus_message_contains_unix_fds(message) == 0 else {
+            call.fail(.invalidArgs("no method here takes file descriptors; send the call without them"))
+            return true
+        }
+        tree.dispatch(call, signature: signature)
         return true
     }
 

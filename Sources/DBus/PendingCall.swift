@@ -17,7 +17,8 @@ final class PendingCall: @unchecked Sendable {
 
     init(owner: BusState, timeout: Duration) {
         self.owner = owner
-        timeoutMilliseconds = Int32(clamping: timeout.wholeMilliseconds)
+        // libdbus takes -1 (its default) or 0 and up; a negative timeout is none left.
+        timeoutMilliseconds = Int32(clamping: max(0, timeout.wholeMilliseconds))
     }
 
     /// Takes the caller's continuation; false (and the caller answered) if the call already ended.

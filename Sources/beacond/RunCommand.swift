@@ -6,6 +6,7 @@ import BeaconSources
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
+import Glibc
 #else
 import Foundation
 #endif
@@ -52,6 +53,10 @@ struct RunCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "beacond")
+        // A write to a socket whose peer went (a broker's, a client's) is an
+        // error to handle, never the end of the service; systemd ignores
+        // SIGPIPE for its units too, but beacond may run without it.
+        signal(SIGPIPE, SIG_IGN)
         let loaded: Configuration
         do {
             loaded = try ConfigurationLoader.load(contentsOf: config)
@@ -76,9 +81,10 @@ struct RunCommand: AsyncParsableCommand {
             // since only an edit can mend a missing or broken file.
             throw ExitCode(error.mayPass ? 69 : 78)
         } catch is DBusError {
-            // The service has logged why it could not take its bus name (said
-            // once: not again as ArgumentParser's "Error:"). A bus not yet up at
-            // boot or a name still held may pass: systemd tries again.
+            // The service has logged why it could not take its bus name, or
+            // that it lost the bus (said once: not again as ArgumentParser's
+            // "Error:"). A bus not yet up at boot, a name still held or a
+            // dbus-daemon restarted may pass: systemd tries again.
             throw ExitCode(69)
         }
     }

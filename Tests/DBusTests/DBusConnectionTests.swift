@@ -170,6 +170,26 @@ import Testing
         #expect(try await held == [.boolean(true)])
     }
 
+    /// A timeout that has already run out (zero or negative) is a call that
+    /// gets no reply in time: NoReply, not "the connection is closed", which
+    /// libdbus's refusal of a negative timeout read as until 2026-11-27.
+    @Test func aTimeoutAlreadyRunOutIsNoReply() async throws {
+        let fixture = try await Fixture()
+        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        defer { client.close(); fixture.server.close() }
+        for timeout in [Duration.zero, .seconds(-10)] {
+            do {
+                _ = try await client.call(
+                    destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
+                    member: "Hold", timeout: timeout)
+                Issue.record("a held call with a timeout of \(timeout) was answered")
+            } catch {
+                #expect(error.name == "org.freedesktop.DBus.Error.NoReply", "\(timeout): \(error)")
+            }
+        }
+        #expect(client.isConnected)
+    }
+
     @Test func secondOwnerOfTheNameIsRefused() async throws {
         let fixture = try await Fixture()
         let intruder = try DBusConnection.connect(.address(fixture.bus.address))

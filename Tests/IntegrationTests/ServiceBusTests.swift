@@ -72,6 +72,13 @@ import Testing
 
         var processIdentifier: Int32? { process?.processIdentifier }
 
+        /// The exit status once beacond has ended by itself within `seconds`; `nil` if it runs on.
+        func exitStatus(within seconds: Int) async -> Int32? {
+            guard let process else { return nil }
+            guard await eventually(seconds: seconds, { !process.isRunning }) else { return nil }
+            return process.terminationStatus
+        }
+
         deinit { stop(signal: SIGKILL) }
 
         func busctl(_ arguments: [String]) throws -> TestSupport.Output {
@@ -770,6 +777,44 @@ import Testing
             #expect(result.stderr.contains("(simulate looks for scenarios/NAME.yaml beside the configuration file"), "\(result.stderr)")
         }
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
+    }
+
+    /// A bus connection lost (its dbus-daemon gone) is said, and beacond
+    /// stops with 69 so that systemd starts it again: it ran on, off the bus,
+    /// feeding the watchdog, until 2026-11-27.
+    @Test func aLostBusStopsTheServiceToBeStartedAgain() async throws {
+        let service = try await Service()
+        #expect(kill(service.bus.processIdentifier, SIGKILL) == 0)
+        let status = await service.exitStatus(within: 20)
+        #expect(status == 69, "\(service.logText)")
+        #expect(service.logText.contains("lost the connection to the \(service.bus.address) bus"), "\(service.logText)")
+        #expect(!service.logText.contains("Error:"))
+    }
+
+    /// A call that carries file descriptors is refused at once (no method
+    /// takes one), so none is held open while the call waits.
+    @Test func aCallWithFileDescriptorsIsRefusedAtOnce() async throws {
+        let service = try await Service()
+        let pid = try #require(service.processIdentifier)
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count }
+        let before = try openDescriptors()
+        let result = try await service.python(
+            """
+            import os
+            for i in range(20):
+                try:
+                    bus.call_blocking("\(Beacond.busName)", "\(Beacond.root)", "\(Beacond.Manager1.name)", "RequestNearestVenue", "uh",
+                                      (dbus.UInt32(300000), dbus.types.UnixFd(os.open("/dev/null", os.O_RDONLY))), timeout=10)
+                    print("answered")
+                except dbus.exceptions.DBusException as error:
+                    print(error.get_dbus_name(), error.get_dbus_message())
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 20)
+        #expect(lines.allSatisfy { $0 == "org.freedesktop.DBus.Error.InvalidArgs no method here takes file descriptors; send the call without them" }, "\(result.stdout)")
+        let after = try openDescriptors()
+        #expect(after <= before + 2, "open descriptors \(before) → \(after)")
     }
 
     /// A bus beacond cannot offer its name on is said once, in the log, and
