@@ -244,10 +244,14 @@ fresh_install() {
     mv /usr/sbin/policy-rc.d /usr/sbin/policy-rc.d.off || return 1
     systemctl stop "$unit"
     dpkg --purge beacond >/dev/null 2>&1 || { echo "dpkg --purge failed"; ok=false; }
-    # No account, as on a Pi that never had beacond (userdel cannot lock /etc/shadow on the guest's 9p root).
-    sed -i '/^beacond:/d' /etc/passwd /etc/shadow /etc/group /etc/gshadow
+    # No account, as on a Pi that never had beacond. Written in place: on the
+    # guest's 9p root userdel cannot lock /etc/shadow, nor sed -i rename over it.
+    local file kept
+    for file in /etc/passwd /etc/shadow /etc/group /etc/gshadow; do
+        kept=$(grep -v '^beacond:' "$file") && printf '%s\n' "$kept" >"$file"
+    done
     ! getent group beacond >/dev/null || { echo "group beacond is still there"; ok=false; }
-    dpkg -i "$deb" >/dev/null 2>&1 || { echo "dpkg -i failed"; ok=false; }
+    dpkg -i "$deb" >/run/fresh-install.log 2>&1 || { echo "dpkg -i failed:"; tail -5 /run/fresh-install.log; ok=false; }
     mv /usr/sbin/policy-rc.d.off /usr/sbin/policy-rc.d
     $ok && getent passwd beacond >/dev/null || return 1
     within 60 state_is active/running || return 1
