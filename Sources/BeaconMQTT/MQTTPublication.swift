@@ -115,8 +115,10 @@ public struct MQTTPublication: Sendable {
     }
 
     /// What to send now, at most `limit` messages: changed topics whose last
-    /// send is `minimumInterval` old, discovery configs first. They count as
-    /// sent; those past the limit wait for the next call.
+    /// send is `minimumInterval` old, discovery configs first, and within a
+    /// rank those waiting longest (never sent first), so a slow broker
+    /// delays every topic in turn and starves none. They count as sent; those
+    /// past the limit wait for the next call.
     public mutating func due(now: Timestamp, atMost limit: Int = .max) -> [MQTTMessage] {
         var ready: [(String, Wanted)] = []
         for (topic, entry) in wanted {
@@ -125,7 +127,7 @@ public struct MQTTPublication: Sendable {
             }
             ready.append((topic, entry))
         }
-        ready.sort { ($0.1.rank, $0.0) < ($1.1.rank, $1.0) }
+        ready.sort { ($0.1.rank, sent[$0.0]?.at ?? .distantPast, $0.0) < ($1.1.rank, sent[$1.0]?.at ?? .distantPast, $1.0) }
         ready = Array(ready.prefix(max(0, limit)))
         for (topic, entry) in ready {
             if entry.isRemoval {

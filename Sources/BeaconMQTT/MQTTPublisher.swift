@@ -86,10 +86,11 @@ public final class MQTTPublisher: Sendable {
             base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix, homeAssistantStatus: settings.statusTopic)
         let session = Session(publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons))
         // libmosquitto's callbacks reach the session through an unretained pointer: it lives as long as the client.
-        withExtendedLifetime(session) { run(session, topics) }
+        withExtendedLifetime(session) { connectAgainAndAgain(session, topics) }
     }
 
-    private func run(_ session: Session, _ topics: MQTTTopics) {
+    /// Connects, publishes while connected, and after a loss waits out the backoff, until stopped.
+    private func connectAgainAndAgain(_ session: Session, _ topics: MQTTTopics) {
         guard let mosq = mosquitto_new("beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) else {
             setStatus("disconnected: libmosquitto could not make a client (out of memory)")
             logger.error("MQTT: libmosquitto could not make a client (out of memory); not publishing")
@@ -122,6 +123,8 @@ public final class MQTTPublisher: Sendable {
                 reason = "the connection closed"
                 // Said once a connection: a flood of leftover configs must not become a flood of log lines.
                 let removalsDroppedBefore = session.publication.removalsDropped
+                let clearable = ([topics.regionStateFilter] + (settings.discoveryPrefix.isEmpty ? [] : [topics.regionDiscoveryFilter]))
+                    .map { "-t '\($0)'" }.joined(separator: " ")
                 var saidRemovalsDropped = false
                 while true {
                     let loop = mosquitto_loop(mosq, 100, 1)
@@ -148,7 +151,7 @@ public final class MQTTPublisher: Sendable {
                         if !saidRemovalsDropped, session.publication.removalsDropped > removalsDroppedBefore {
                             saidRemovalsDropped = true
                             logger.warning(
-                                "MQTT: more region configs to clear than fit at once; those past the first are left on the broker (clear them by hand: mosquitto_sub -t '\(topics.regionDiscoveryFilter)' --remove-retained -W 2)")
+                                "MQTT: more regions to clear than fit at once; those past the first are left on the broker (clear them by hand: mosquitto_sub \(clearable) --remove-retained -W 2)")
                         }
                         // A broker that stops acknowledging gets nothing more until it catches up:
                         // the newest values wait in the publication, not in libmosquitto's queue.
@@ -263,7 +266,7 @@ public final class MQTTPublisher: Sendable {
     /// The most a broker may send beacond in one packet (MQTT 5's Maximum
     /// Packet Size, which the broker must honour by not sending what is
     /// larger). What beacond reads is Home Assistant's birth message and its
-    /// own region configs, well under a kilobyte each; without a bound,
+    /// own configs and region states, well under a kilobyte each; without a bound,
     /// libmosquitto reads a message whole however large, and anyone who may
     /// publish on those topics could make beacond hold hundreds of megabytes
     /// (a retained one at every connect).
@@ -300,6 +303,12 @@ public final class MQTTPublisher: Sendable {
         offline.retain = true
         session.lastWord = publish(mosq, offline, session)
         session.lastWordAcknowledged = false
+        guard session.lastWord != nil, session.connected else {
+            // Not taken, or the connection is gone: the broker publishes the will itself.
+            mosquitto_disconnect_v5(mosq, Int32(MQTT_RC_DISCONNECT_WITH_WILL_MSG.rawValue), nil)
+            logger.warning("MQTT: could not say offline to \(settings.broker) (the connection was going); its last will says it")
+            return
+        }
         let acknowledging = Self.now() + Self.lastWordWait
         while session.connected, !session.lastWordAcknowledged, Self.now() < acknowledging {
             guard mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }

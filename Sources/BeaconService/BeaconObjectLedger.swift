@@ -29,18 +29,14 @@ struct BeaconObjectLedger {
     }
 
     var coalescing: Duration
-    var budget: Int
-    var period: Duration
-    /// When the current period began, and the announcements made in it.
-    private var spent = (since: Timestamp?.none, count: 0)
+    private var budget: PeriodBudget
     private(set) var exported: [BeaconIdentity: Entry] = [:]
     /// When each recently removed object went: it may not come back before `coalescing` has passed.
     private var departed: [BeaconIdentity: Timestamp] = [:]
 
     init(coalescing: Duration, budget: Int, period: Duration) {
         self.coalescing = coalescing
-        self.budget = budget
-        self.period = period
+        self.budget = PeriodBudget(budget: budget, period: period)
     }
 
     /// Brings the exported objects towards `ranged` (nearest first), within the rules above.
@@ -54,9 +50,9 @@ struct BeaconObjectLedger {
         _ ranged: [RangedBeacon], nearest: BeaconIdentity? = nil, now: Timestamp, properties: (RangedBeacon) -> [(String, DBusValue)]
     ) -> Changes {
         var changes = Changes()
-        if spent.since.map({ now - $0 >= period }) ?? true { spent = (now, 0) }
-        var remaining = budget - spent.count
-        defer { spent.count = budget - remaining }
+        let available = budget.remaining(at: now)
+        var remaining = available
+        defer { budget.spend(available - remaining) }
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
         func add(_ entry: Entry) {

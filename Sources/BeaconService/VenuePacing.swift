@@ -10,17 +10,13 @@ import BeacondAPI
 /// this, a few thousand signals a second. A pure value, tested on a hand clock.
 struct VenuePacing {
     var coalescing: Duration
-    var budget: Int
-    var period: Duration
+    private var budget: PeriodBudget
     /// When each venue's change was last announced.
     private var announced: [String: Timestamp] = [:]
-    /// When the current period began, and the paced announcements made in it.
-    private var spent = (since: Timestamp?.none, count: 0)
 
     init(coalescing: Duration, budget: Int, period: Duration) {
         self.coalescing = coalescing
-        self.budget = budget
-        self.period = period
+        self.budget = PeriodBudget(budget: budget, period: period)
     }
 
     /// The properties whose change goes at once.
@@ -28,7 +24,7 @@ struct VenuePacing {
 
     /// Which of the venues with a change (id, changed property names) are announced now.
     mutating func admit(_ changed: [(id: String, names: [String])], now: Timestamp) -> Set<String> {
-        if spent.since.map({ now - $0 >= period }) ?? true { spent = (now, 0) }
+        let available = budget.remaining(at: now)
         var admitted: Set<String> = []
         var paced: [(id: String, last: Timestamp?)] = []
         for (id, names) in changed {
@@ -39,14 +35,12 @@ struct VenuePacing {
             }
         }
         // Never announced first, then the longest waiting; ids break ties, so the order is the same every run.
-        paced.sort { ($0.last ?? Self.never, $0.id) < ($1.last ?? Self.never, $1.id) }
-        for (id, _) in paced.prefix(max(0, budget - spent.count)) { admitted.insert(id) }
-        spent.count += min(paced.count, max(0, budget - spent.count))
+        paced.sort { ($0.last ?? .distantPast, $0.id) < ($1.last ?? .distantPast, $1.id) }
+        for (id, _) in paced.prefix(available) { admitted.insert(id) }
+        budget.spend(min(paced.count, available))
         for id in admitted { announced[id] = now }
         return admitted
     }
-
-    private static let never = Timestamp(microsecondsSinceEpoch: .min)
 
     /// A venue the file no longer has.
     mutating func forget(_ id: String) {

@@ -433,7 +433,8 @@ import Testing
         /// `next` is seen as ended only at that `next`; one begun in that instant
         /// is refused the id, which this test does not measure.)
         func waitUntilStarted(_ count: Int) async {
-            _ = await eventually(seconds: 10) { service.logText.components(separatedBy: "/far-away added").count > count }
+            let started = await eventually(seconds: 10) { service.logText.components(separatedBy: "/far-away added").count > count }
+            #expect(started, "beacond did not start the region a \(count)th time")
         }
         var failures: [any Error] = []
         var holder = monitoring()

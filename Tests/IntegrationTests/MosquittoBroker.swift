@@ -40,8 +40,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     func kill() {
-        if let process { Glibc.kill(process.processIdentifier, SIGCONT) }  // a stopped broker dies only once continued
-        process?.killAndWait()
+        process?.killAndWait()  // SIGKILL: a paused broker too, without a moment to answer what waits
         process = nil
     }
 

@@ -260,6 +260,26 @@ import Testing
         #expect(MQTTTopics(base: "b", nodeID: "n", discoveryPrefix: "ha").homeAssistantStatus == "homeassistant/status")
     }
 
+    /// A broker slower than the topics change (room for one message a pass,
+    /// three topics changing every second): each still goes within three
+    /// passes, in turn, not the first in order every time.
+    @Test func aSlowBrokerDelaysEveryTopicInTurn() throws {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: true)
+        var state = Self.state()
+        state.beacons = [1, 2, 3].map { Self.beacon(minor: $0, distance: 1) }
+        publication.update(state)
+        _ = publication.due(now: Self.t0)
+        var lastSent: [String: Int] = [:]
+        for second in 1...30 {
+            state.beacons = [1, 2, 3].map { Self.beacon(minor: $0, distance: 1 + Double(second) / 10) }
+            publication.update(state)
+            for message in publication.due(now: Self.t0 + .seconds(Int64(second)), atMost: 1) { lastSent[message.topic] = second }
+        }
+        let beacons = lastSent.filter { $0.key.contains("/beacon/") }
+        #expect(beacons.count == 3, "\(lastSent)")
+        #expect(beacons.values.allSatisfy { $0 >= 28 }, "\(beacons)")
+    }
+
     /// However much is due, no more than the room the broker leaves goes at
     /// once; the rest follows, in order, discovery first.
     @Test func dueGivesNoMoreThanAskedAndKeepsTheRest() {

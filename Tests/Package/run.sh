@@ -233,7 +233,7 @@ EOF
         ! mountpoint -q "$rootfs/$mount" || { echo "$rootfs/$mount is still mounted"; return 1; }
     done
     echo "package: booting the root with systemd under qemu (TCG)" >&2
-    PATH=$guest_venv/bin:$PATH timeout 600 vng --run "$guest_kernel" --disable-kvm \
+    PATH=$guest_venv/bin:$PATH timeout 900 vng --run "$guest_kernel" --disable-kvm \
         --qemu-opts="-accel tcg,tb-size=256" --memory 512M --cpus 2 --root "$rootfs" --rw --systemd 2>&1 |
         cat >"$out/systemd-console.log"
     mount_root

@@ -240,6 +240,8 @@ check "the-mqtt-drop-in-adds-AF_INET-and-AF_INET6-to-the-unit's-families" mqtt_d
 fresh_install() {
     local deb ok=true
     deb=$(ls "$here"/beacond_*.deb) || return 1
+    # The simulated café again: the radio checks left --source bluez, and their controller is gone.
+    source_dropin --source simulate:cafe
     # The root forbids maintainer scripts to start services (Debian's policy-rc.d, for the chroot); a Pi does not.
     mv /usr/sbin/policy-rc.d /usr/sbin/policy-rc.d.off || return 1
     systemctl stop "$unit"

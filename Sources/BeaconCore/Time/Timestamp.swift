@@ -16,6 +16,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var millisecondsSinceEpoch: Int64 { microsecondsSinceEpoch / 1_000 }
 
+    /// Earlier than any other: "never", where an order puts the never-done first.
+    public static let distantPast = Timestamp(microsecondsSinceEpoch: .min)
+
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.microsecondsSinceEpoch < rhs.microsecondsSinceEpoch
     }
