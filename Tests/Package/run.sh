@@ -196,8 +196,7 @@ under_systemd() {
     in_root apt-get -o APT::Keep-Downloaded-Packages=true install -y -q --no-install-recommends systemd-sysv bluez python3 \
         >"$out/systemd-sysv.log" 2>&1 || { tail -5 "$out/systemd-sysv.log"; return 1; }
     mkdir -p "$rootfs$guest_dir" "$units/beacond.service.d"
-    # The package too, for a fresh install under systemd (the guest's /tmp is a tmpfs of its own).
-    cp Tests/Package/systemd-guest.sh Tests/RealStack/vhci_controller.py "$rootfs$package" "$rootfs$guest_dir/"
+    cp Tests/Package/systemd-guest.sh Tests/RealStack/vhci_controller.py "$rootfs$guest_dir/"
     # No radio in the guest: the simulated café, as the run above.
     cat >"$units/beacond.service.d/source.conf" <<EOF
 [Service]

@@ -233,34 +233,6 @@ mqtt_dropin() {
     for family in AF_UNIX AF_BLUETOOTH AF_INET AF_INET6; do grep -qw "$family" <<<"$families" || return 1; done
 }
 check "the-mqtt-drop-in-adds-AF_INET-and-AF_INET6-to-the-unit's-families" mqtt_dropin
-# A fresh install as on a Pi, with systemd and the system bus running: the bus
-# read the policy before postinst made the account, and dropped its user and
-# group rules; postinst reloads it before the start, so the first start takes
-# org.beacond (it failed with 69 and came up on a restart 5 s later).
-fresh_install() {
-    local deb ok=true
-    deb=$(ls "$here"/beacond_*.deb) || return 1
-    # The simulated café again: the radio checks left --source bluez, and their controller is gone.
-    source_dropin --source simulate:cafe
-    # The root forbids maintainer scripts to start services (Debian's policy-rc.d, for the chroot); a Pi does not.
-    mv /usr/sbin/policy-rc.d /usr/sbin/policy-rc.d.off || return 1
-    systemctl stop "$unit"
-    dpkg --purge beacond >/dev/null 2>&1 || { echo "dpkg --purge failed"; ok=false; }
-    # No account, as on a Pi that never had beacond. Written in place: on the
-    # guest's 9p root userdel cannot lock /etc/shadow, nor sed -i rename over it.
-    local file kept
-    for file in /etc/passwd /etc/shadow /etc/group /etc/gshadow; do
-        kept=$(grep -v '^beacond:' "$file") && printf '%s\n' "$kept" >"$file"
-    done
-    ! getent group beacond >/dev/null || { echo "group beacond is still there"; ok=false; }
-    dpkg -i "$deb" >/run/fresh-install.log 2>&1 || { echo "dpkg -i failed:"; tail -5 /run/fresh-install.log; ok=false; }
-    mv /usr/sbin/policy-rc.d.off /usr/sbin/policy-rc.d
-    $ok && getent passwd beacond >/dev/null || return 1
-    within 60 state_is active/running || return 1
-    [[ $(property NRestarts) == 0 ]] ||
-        { echo "started $(property NRestarts) times more"; journalctl -u "$unit" --no-pager -o cat | tail -4; return 1; }
-}
-check "a-fresh-install-with-the-bus-running-starts-at-once" fresh_install
 say "note: systemd-analyze security: $(systemd-analyze security "$unit" --no-pager 2>/dev/null | tail -1)"
 # The host compares these with the lines it read from the console.
 say "done $passed $failed"
