@@ -175,6 +175,9 @@ public final class BeaconService: Service, Sendable {
             /// Set when the source cannot scan: the batch is finished (its
             /// answers sent, its events published) before the service stops.
             var failure: SourceError?
+            /// Set when the source has ended: said after this batch's
+            /// advertisements, which it delivered before it ended.
+            var ended: String?
             // Answers that must wait until the state they change is on disk and published.
             var replies: [() -> Void] = []
             var ticked = false
@@ -197,9 +200,7 @@ public final class BeaconService: Service, Sendable {
                     if spec != opened, spec != source { logger.notice("source \(source) opened \(spec)") }
                     opened = spec
                 case .sourceEnded(let reason):
-                    logger.notice("source \(source) ended: \(reason)")
-                    silentSince = nil  // ended, not silent: no "arrive again" may follow
-                    announce(false, "source ended: \(reason)")
+                    ended = reason
                 case .sourceFailed(let error):
                     failure = error
                 case .tick:
@@ -224,19 +225,27 @@ public final class BeaconService: Service, Sendable {
             // Time passes after every advertisement queued before it is in.
             sourceTime.taken(lastHeard: lastHeard, at: ServiceClock.now())
             let now = sourceTime.now(ServiceClock.now())
+            let quiet = now - max(lastHeard ?? start, resumedAt)
             if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
                 lastTick = now
                 // A silent source is flagged but the engine goes on: beacons that
                 // are really gone (a café closed for the night) must still exit.
-                let quiet = now - max(lastHeard ?? start, resumedAt)
                 if quiet >= settings.silenceAfter, silentSince == nil, available {
                     silentSince = now
                     announce(false, "source \(opened ?? source) is up but has delivered no advertisement for \(settings.silenceAfter.configurationText)")
-                } else if quiet < settings.silenceAfter, silentSince != nil {
-                    silentSince = nil
-                    announce(true, "advertisements arrive again from \(opened ?? source)")
                 }
+            }
+            // Over as soon as an advertisement is in, not at the next tick: a
+            // source may end (a replay) or a tick come late before then.
+            if quiet < settings.silenceAfter, silentSince != nil {
+                silentSince = nil
+                announce(true, "advertisements arrive again from \(opened ?? source)")
+            }
+            if let ended {
+                logger.notice("source \(source) ended: \(ended)")
+                silentSince = nil  // ended, not silent: no "arrive again" may follow
+                announce(false, "source ended: \(ended)")
             }
             dropped = batch.dropped
             // Paced on the service's clock: a replay at @max must not log a minute's line every millisecond.
