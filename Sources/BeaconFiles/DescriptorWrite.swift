@@ -17,17 +17,21 @@ public enum DescriptorWrite {
 
     /// Writes all of `bytes`, going on after short writes and signals, so a
     /// disk that fills up mid-write says ENOSPC, not a stale errno.
-    public static func all(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(Failure) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else {
-                throw Failure(written: offset, code: written < 0 ? errno : 0)
+    public static func all(_ bytes: [UInt8], to descriptor: Int32) throws(Failure) {
+        let failure: Failure? = bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return Failure(written: offset, code: written < 0 ? errno : 0)
+                }
             }
+            return nil
         }
+        if let failure { throw failure }
     }
 }

@@ -91,7 +91,9 @@ public final class MQTTPublisher: Sendable {
 
     /// Connects, publishes while connected, and after a loss waits out the backoff, until stopped.
     private func connectAgainAndAgain(_ session: Session, _ topics: MQTTTopics) {
-        guard let mosq = mosquitto_new("beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) else {
+        let clientID = "beacond-\(nodeID)"
+        let context = Unmanaged.passUnretained(session).toOpaque()
+        guard let mosq = mosquitto_new(clientID, true, context) else {
             setStatus("disconnected: libmosquitto could not make a client (out of memory)")
             logger.error("MQTT: libmosquitto could not make a client (out of memory); not publishing")
             return
@@ -113,7 +115,7 @@ public final class MQTTPublisher: Sendable {
             // unacknowledged messages); the publication sends what is current.
             var reason: String
             let rc: Int32
-            if mosquitto_reinitialise(mosq, "beacond-\(nodeID)", true, Unmanaged.passUnretained(session).toOpaque()) == MOSQ_ERR_SUCCESS.rawValue {
+            if mosquitto_reinitialise(mosq, clientID, true, context) == MOSQ_ERR_SUCCESS.rawValue {
                 configure(mosq, session)
                 rc = connect(mosq, session)
             } else {

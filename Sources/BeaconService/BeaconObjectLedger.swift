@@ -89,12 +89,12 @@ struct BeaconObjectLedger {
         return changes
     }
 
-    /// A change worth a signal: any text, flag or integer, or a number that moved by more than 5%.
     /// The names of the properties whose values differ, in declaration order.
     static func changedNames(_ old: [(String, DBusValue)], _ new: [(String, DBusValue)]) -> [String] {
         zip(old, new).filter { $0.1 != $1.1 }.map(\.1.0)
     }
 
+    /// A change worth a signal: any text, flag or integer, or a number that moved by more than 5%.
     static func meaningfullyDifferent(_ old: [(String, DBusValue)], _ new: [(String, DBusValue)]) -> Bool {
         zip(old, new).contains { a, b in
             switch (a.1, b.1) {

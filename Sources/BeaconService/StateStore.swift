@@ -76,12 +76,10 @@ public struct StateStore: Sendable {
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
         var failure: String?
-        data.withUnsafeBytes { bytes in
-            do throws(DescriptorWrite.Failure) {
-                try DescriptorWrite.all(bytes, to: descriptor)
-            } catch {
-                failure = "cannot write \(temporary) (\(error.written) of \(bytes.count) bytes written): \(error.reason)"
-            }
+        do throws(DescriptorWrite.Failure) {
+            try DescriptorWrite.all([UInt8](data), to: descriptor)
+        } catch {
+            failure = "cannot write \(temporary) (\(error.written) of \(data.count) bytes written): \(error.reason)"
         }
         if failure == nil, fsync(descriptor) != 0 { failure = "cannot write \(temporary) to disk: \(errorText())" }
         if close(descriptor) != 0, failure == nil { failure = "cannot write \(temporary): \(errorText())" }

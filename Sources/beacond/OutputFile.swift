@@ -20,13 +20,6 @@ struct OutputFile {
     /// refused them (a closed pipe, a full disk).
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            do throws(DescriptorWrite.Failure) {
-                try DescriptorWrite.all(raw, to: descriptor)
-                return true
-            } catch {
-                return false
-            }
-        }
+        (try? DescriptorWrite.all(bytes, to: descriptor)) != nil
     }
 }

@@ -7,18 +7,6 @@ import Testing
 /// One loop writes a whole buffer: it goes on after a short write, and a
 /// failure says how much was taken and its own errno.
 @Suite struct DescriptorWriteTests {
-    /// `DescriptorWrite.all`, and where it stopped if it did.
-    static func write(_ bytes: [UInt8], to descriptor: Int32) -> DescriptorWrite.Failure? {
-        bytes.withUnsafeBytes { raw in
-            do throws(DescriptorWrite.Failure) {
-                try DescriptorWrite.all(raw, to: descriptor)
-                return nil
-            } catch {
-                return error
-            }
-        }
-    }
-
     @Test func aWholeBufferReachesTheFile() throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,7 +14,7 @@ import Testing
         let bytes = (0..<200_000).map { UInt8($0 % 251) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         try #require(descriptor >= 0)
-        #expect(Self.write(bytes, to: descriptor) == nil)
+        #expect(throws: Never.self) { try DescriptorWrite.all(bytes, to: descriptor) }
         close(descriptor)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes))
     }
@@ -41,7 +29,7 @@ import Testing
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         let capacity = Int(fcntl(ends[1], 1032))  // F_GETPIPE_SZ (F_LINUX_SPECIFIC_BASE + 8), not imported
         try #require(capacity > 0)
-        let failure = Self.write([UInt8](repeating: 7, count: capacity * 4), to: ends[1])
+        let failure = #expect(throws: DescriptorWrite.Failure.self) { try DescriptorWrite.all([UInt8](repeating: 7, count: capacity * 4), to: ends[1]) }
         #expect(failure?.written == capacity)
         #expect(failure?.code == EAGAIN)
     }
@@ -50,7 +38,7 @@ import Testing
         let descriptor = open("/dev/full", O_WRONLY | O_CLOEXEC)
         try #require(descriptor >= 0)
         defer { close(descriptor) }
-        let failure = Self.write([UInt8](repeating: 1, count: 10), to: descriptor)
+        let failure = #expect(throws: DescriptorWrite.Failure.self) { try DescriptorWrite.all([UInt8](repeating: 1, count: 10), to: descriptor) }
         #expect(failure?.written == 0)
         #expect(failure?.code == ENOSPC)
         #expect(failure?.reason == "No space left on device")

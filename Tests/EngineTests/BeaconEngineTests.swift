@@ -22,13 +22,17 @@ import Testing
         return engine
     }
 
-    @Test func nearestVenueChangedOnlyWhenTheIdOrTheSourceChanges() throws {
+    /// Announced again only for a change of venue, of source or of the
+    /// listener's stillness: never for a distance alone.
+    @Test func nearestVenueChangedOnlyWhenTheIdTheSourceOrStillnessChanges() throws {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         let counters = [Self.beacon(S.identity(1, 1), -60, noise: 3), Self.beacon(S.identity(1, 2), -75, noise: 3)]
         var events = D.play(&engine, counters, from: S.t0, until: Self.at(10_000))
-        // The distances change with every packet; the answer does not.
-        #expect(D.venueAnswers(events).map { $0?.venueID } == ["counter-1"])
-        #expect(D.venueAnswers(events).first??.source == .ranging)
+        // The distances change with every packet; the venue does not.
+        #expect(S.venueChanges(events) == ["counter-1"])
+        #expect(D.venueAnswers(events).allSatisfy { $0?.source == .ranging })
+        let stillness = D.venueAnswers(events).map { $0?.isStationary ?? false }
+        #expect(zip(stillness, stillness.dropFirst()).allSatisfy { $0 != $1 }, "each announcement a change: \(stillness)")
         // A preference changes nothing while ranging answers.
         try engine.setPreferredVenue("counter-1")
         events = D.play(&engine, counters, from: Self.at(10_000), until: Self.at(12_000))
@@ -122,10 +126,13 @@ import Testing
         let elsewhere = try #require(UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E"))
         next.regions.append(RegionDefinition(id: "bar", constraint: BeaconConstraint(uuid: elsewhere)))
         var reloadEvents: [EngineEvent] = []
-        engine.reconfigure(next, now: Self.at(3_000), into: &reloadEvents)
+        let dropped = engine.reconfigure(next, now: Self.at(3_000), into: &reloadEvents)
+        #expect(dropped.removedRegions.isEmpty && dropped.droppedPreferredVenue == nil)
         #expect(reloadEvents.isEmpty)
         #expect(engine.monitor.state(of: "cafe") == .inside)
         #expect(engine.monitor.state(of: "bar") == .unknown)
+        // And back: the file no longer has "bar", which the reload says.
+        #expect(engine.reconfigure(S.configuration(), now: Self.at(3_000), into: &reloadEvents).removedRegions == ["bar"])
         let events = D.play(&engine, [counter], from: Self.at(3_000), until: Self.at(8_000))
         #expect(S.transitions(events).isEmpty)
         #expect(engine.rangedBeacon(S.identity(1, 1)) != nil)
@@ -156,6 +163,18 @@ import Testing
         #expect(exits.first?.time == Self.at(30_000))
     }
 
+    /// The answer is announced again, the same venue, when the listener
+    /// settles and when they move on, like Core Location's live updates with
+    /// `isStationary`: a client learns it without polling.
+    @Test func theListenerSettlingAndMovingOnIsAnnounced() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        var events = D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(20_000))
+        events += D.play(&engine, [Self.beacon(S.identity(1, 1), -68)], from: Self.at(20_000), until: Self.at(40_000))
+        let answers = D.venueAnswers(events)
+        #expect(answers.allSatisfy { $0?.venueID == "counter-1" })
+        #expect(answers.map { $0?.isStationary } == [false, true, false, true], "\(answers.map { $0?.isStationary })")
+    }
+
     @Test func reconfigurePostponesNoExit() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         D.play(&engine, [Self.beacon(S.identity(1, 1), -60)], from: S.t0, until: Self.at(3_000))  // last sighting at 2.9 s
@@ -175,7 +194,8 @@ import Testing
         var next = S.configuration()
         next.venues.removeAll { $0.id == "counter-2" }
         var reloadEvents: [EngineEvent] = []
-        engine.reconfigure(next, now: Self.at(1_000), into: &reloadEvents)
+        let dropped = engine.reconfigure(next, now: Self.at(1_000), into: &reloadEvents)
+        #expect(dropped.removedRegions.isEmpty && dropped.droppedPreferredVenue == "counter-2")
         #expect(engine.preferredVenueID == nil)
         #expect(engine.state.preferredVenue == nil)
     }
@@ -184,7 +204,7 @@ import Testing
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         let counter2 = Self.beacon(S.identity(1, 2), -60)
         var events = D.play(&engine, [counter2], from: S.t0, until: Self.at(3_000))
-        #expect(D.venueAnswers(events).map { $0?.venueID } == ["counter-2"])
+        #expect(S.venueChanges(events) == ["counter-2"])
         var next = S.configuration()
         next.venues.removeAll { $0.id == "counter-2" }
         events = []

@@ -140,7 +140,7 @@ public struct BeaconEngine: Sendable {
                 forget(at: index, into: &events)  // the last track moves here
                 continue
             }
-            let fresh = silence <= BeaconTrack.staleAfter(interval: interval, minimum: staleAfter)
+            let fresh = silence <= Ranger.staleAfter(interval: interval, minimum: staleAfter)
             let level = tracks[index].filter.estimate
             for region in tracks[index].regionIndices {
                 if let interval { slowest[region] = max(slowest[region] ?? .zero, interval) }
@@ -157,7 +157,7 @@ public struct BeaconEngine: Sendable {
         // last sighting's answer. (A stranger refused at the cap may find room.)
         for index in tracks.indices {
             let fresh =
-                now - tracks[index].lastSeen <= BeaconTrack.staleAfter(interval: tracks[index].interval, minimum: staleAfter)
+                now - tracks[index].lastSeen <= Ranger.staleAfter(interval: tracks[index].interval, minimum: staleAfter)
             if regionsChanged || fresh != tracks[index].wasFresh || tracks[index].isRefused {
                 rangeAndPublish(index, now: now, into: &events)
             }
@@ -244,7 +244,8 @@ public struct BeaconEngine: Sendable {
     /// is still occupied, and an exit, announced, if none of its new beacons
     /// is heard within its exit timeout; one whose constraint is unchanged
     /// also keeps when it was last seen.
-    public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) {
+    @discardableResult
+    public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) -> Reconfiguration {
         let old = Dictionary(monitor.definitions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         let states = monitor.states
         var restored: [String: RegionState] = [:]
@@ -257,6 +258,8 @@ public struct BeaconEngine: Sendable {
         }
         next.carryOver(from: monitor)
         let currentVenue = selector.current?.venueID
+        let removedRegions = Set(configuration.regions.map(\.id)).subtracting(new.regions.map(\.id)).sorted()
+        let droppedPreference = preferredVenueID.flatMap { preferred in new.venues.contains { $0.id == preferred } ? nil : preferred }
         configuration = new
         monitor = next
         ranger = Ranger(settings: new.ranging)
@@ -265,8 +268,9 @@ public struct BeaconEngine: Sendable {
         let currentIndex = currentVenue.flatMap { id in new.venues.firstIndex { $0.id == id } }
         selector.retarget(currentIndex: currentIndex)
         if currentVenue != nil, currentIndex == nil { events.append(.nearestVenueChanged(nil)) }
-        if let preferred = preferredVenueID, !new.venues.contains(where: { $0.id == preferred }) { preferredVenueID = nil }
+        if droppedPreference != nil { preferredVenueID = nil }
         reindexTracks()
+        return Reconfiguration(removedRegions: removedRegions, droppedPreferredVenue: droppedPreference)
     }
 
     // MARK: Internals

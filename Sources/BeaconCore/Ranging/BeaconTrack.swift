@@ -82,11 +82,7 @@ struct BeaconTrack: Sendable {
     /// How long without a sighting before this beacon's figures are too old:
     /// never less than a few of its own advertising intervals.
     func staleAfter(minimum: Duration) -> Duration {
-        Self.staleAfter(interval: interval, minimum: minimum)
-    }
-
-    static func staleAfter(interval: Duration?, minimum: Duration) -> Duration {
-        max(minimum, (interval ?? .zero).tripled)
+        Ranger.staleAfter(interval: interval, minimum: minimum)
     }
 
     /// Gaps up to this long count in the interval average.

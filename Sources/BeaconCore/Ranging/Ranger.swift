@@ -18,7 +18,7 @@ public struct Ranger: Hashable, Sendable {
     public var uncertainty = RangingUncertainty()
     /// One sample is a guess; two show the beacon is really there (SPEC's "too few samples").
     public var minimumSamples = 2
-    /// SPEC's "too old" (`RangingSettings.staleAfter`); never below three of the beacon's own intervals (`BeaconTrack.staleAfter`).
+    /// SPEC's "too old" (`RangingSettings.staleAfter`); never below three of the beacon's own intervals (`staleAfter(interval:minimum:)`).
     public var staleAfter: Duration
     /// The slowest walk the filter must follow, m/s: a shuffle in a queue,
     /// well under the 1.2–1.4 m/s of ordinary walking (published gait-speed norms).
@@ -30,6 +30,13 @@ public struct Ranger: Hashable, Sendable {
             bands: ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance))
         classifier.switchMargin = settings.proximityHysteresis
         staleAfter = settings.staleAfter
+    }
+
+    /// How long a beacon advertising every `interval` stays fresh: `minimum`,
+    /// never less than three of its intervals (a slow beacon is not gone
+    /// after one missed packet).
+    public static func staleAfter(interval: Duration?, minimum: Duration) -> Duration {
+        max(minimum, (interval ?? .zero).tripled)
     }
 
     /// dB/s by which a slow walk would move this beacon's level at its
@@ -76,7 +83,7 @@ public struct Ranger: Hashable, Sendable {
         return RangedBeacon(
             identity: track.identity, rssi: track.lastRSSI,
             filteredRSSI: estimate.isFinite ? estimate : Double(track.lastRSSI ?? 0),
-            measuredPower: track.measuredPower, distance: track.distance?.median ?? -1,
+            measuredPower: track.measuredPower, advertisedPower: track.frameMeasuredPower, distance: track.distance?.median ?? -1,
             accuracy: track.distance.map { solvingAccuracy ? $0.accuracy : .nan } ?? -1,
             proximity: track.proximity, isStationary: track.wasFresh && track.filter.isStationary, listener: track.filter.listener,
             lastSeen: track.lastSeen, address: track.address, venueID: venueID)
