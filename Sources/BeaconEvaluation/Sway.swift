@@ -1,3 +1,5 @@
+import BeaconCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -32,11 +34,12 @@ public struct Sway: Sendable, Equatable {
         self.init(amplitude: amplitude, period: period)
     }
 
-    /// The trace with every row's RSSI swayed (rounded to whole dB as receivers
-    /// report it, kept within −127…−1 dBm: 0 and 127 mean "no reading"); the truth is unchanged.
+    /// The trace with every reading swayed (rounded to whole dB as receivers
+    /// report it, kept within −127…−1 dBm: 0 and 127 mean "no reading", and
+    /// a row without a reading stays without one); the truth is unchanged.
     public func applied(to trace: Trace) -> Trace {
         var swayed = trace
-        for index in swayed.rows.indices {
+        for index in swayed.rows.indices where BeaconSighting.reading(swayed.rows[index].rssi) != nil {
             let seconds = Double(swayed.rows[index].timeMilliseconds) / 1000
             let level = Double(swayed.rows[index].rssi) + amplitude * sin(2 * Double.pi * seconds / period)
             swayed.rows[index].rssi = Int8(min(-1, max(-127, level.rounded())))

@@ -21,7 +21,7 @@ public struct TraceEvaluation: Sendable {
     public var baselines: [BaselineRanger.Kind: BandScore] = [:]
     /// `StandAverage` over the trace (see there).
     public var standAverage = BandScore()
-    public var venues = TraceVenueScore()
+    public var venues: TraceVenueScore
     public private(set) var estimates: [Estimate] = []
     public let rows: Int
 
@@ -32,6 +32,7 @@ public struct TraceEvaluation: Sendable {
     public init(trace: Trace, configuration base: Configuration = Configuration()) {
         rows = trace.rows.count
         let settings = base.ranging
+        venues = TraceVenueScore(staleAfter: settings.staleAfter)
         let bands = ProximityBands(immediate: settings.immediateDistance, near: settings.nearDistance)
         let (configuration, venueOf) = Self.configuration(for: trace, base: base)
         let origin = Timestamp.milliseconds(0)
@@ -45,13 +46,15 @@ public struct TraceEvaluation: Sendable {
             let time = origin + .milliseconds(row.timeMilliseconds)
             let frame = IBeaconFrame(identity: row.identity, measuredPower: row.measuredPower)
             let reading = BeaconSighting.reading(row.rssi)
-            engine.ingest(BeaconSighting(time: time, frame: frame, rssi: reading, address: address, addressType: 0), into: &events)
-            // Time passes as in the service, not at every row: a tick's work
-            // grows with the beacons tracked, a row's should not.
+            // Time passes as in the service, not at every row (a tick's work
+            // grows with the beacons tracked, a row's should not), and up to
+            // the row before it is in: a gap in the recording is over first,
+            // as the service's ticker would have had it.
             if time - lastTick >= BeaconEngine.tickInterval {
                 engine.tick(now: time, into: &events)
                 lastTick = time
             }
+            engine.ingest(BeaconSighting(time: time, frame: frame, rssi: reading, address: address, addressType: 0), into: &events)
             events.removeAll(keepingCapacity: true)
             let ranged = engine.rangedBeacon(row.identity)
             let known = ranged.flatMap { $0.proximity == .unknown ? nil : $0 }
@@ -66,7 +69,7 @@ public struct TraceEvaluation: Sendable {
                 isStationary: known?.isStationary ?? false, isHandHeld: known?.listener == .handHeld,
                 trueDistance: row.trueDistance, bands: bands)
             let venue = configuration.venues[venueOf[row.identity]!]
-            venues.record(row.identity, trueDistance: row.trueDistance, venue: venue.id, answer: nearest?.venueID)
+            venues.record(row.identity, at: time, trueDistance: row.trueDistance, venue: venue.id, answer: nearest?.venueID)
             let power = IBeaconFrame.rangingPower(
                 advertised: row.measuredPower, calibrated: venue.measuredPower, fallback: settings.defaultMeasuredPower)
             for index in baselineRangers.indices {

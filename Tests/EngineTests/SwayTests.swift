@@ -23,6 +23,12 @@ struct SwayTests {
         #expect(swayed.rows.map(\.rssi) == [-1, -127])
     }
 
+    @Test func aRowWithoutAReadingStaysWithoutOne() {
+        // A quarter period in, at the sway's peak: 127 and 0 would both become −1 dBm, a reading of a centimetre.
+        let swayed = Sway(amplitude: 3, period: 8).applied(to: Self.trace([(2_000, 127), (2_000, 0), (2_000, -60)]))
+        #expect(swayed.rows.map(\.rssi) == [127, 0, -57])
+    }
+
     @Test func theArgumentIsDecibelsColonSeconds() {
         #expect(Sway(argument: "3:8") == Sway(amplitude: 3, period: 8))
         #expect(Sway(argument: "0.5:2.5") == Sway(amplitude: 0.5, period: 2.5))

@@ -32,27 +32,54 @@ import Testing
         try #require(evaluation.estimates.first { $0.row.timeMilliseconds >= milliseconds })
     }
 
-    /// The truth is the beacon with the smallest latest distance (ties: the
-    /// smaller identity), kept as rows come rather than looked for among all
-    /// beacons at every row: the same answer as looking, on random rows.
-    @Test func theTruthKeptAsRowsComeIsTheNearestBeacon() {
+    /// The truth is the heard beacon with the smallest latest distance (ties:
+    /// the smaller identity), kept as rows come rather than looked for among
+    /// all beacons at every row: the same answer as looking, on random rows
+    /// whose gaps (0–8 s) let beacons fall silent for a while and come back.
+    @Test func theTruthKeptAsRowsComeIsTheNearestBeaconStillHeard() {
         var random = SeededRandom(seed: 11)
+        let staleAfter = Duration.seconds(5)
         for _ in 0..<50 {
-            var score = TraceVenueScore()
-            var latest: [BeaconIdentity: Double] = [:]
+            var score = TraceVenueScore(staleAfter: staleAfter)
+            var latest: [BeaconIdentity: (distance: Double, heardUntil: Timestamp, time: Timestamp, interval: Duration?)] = [:]
             var expected = 0
+            var time = Timestamp.milliseconds(0)
             for _ in 0..<200 {
+                time = time + .milliseconds(Int64(random.next() % 8_000))
                 let identity = BeaconIdentity(uuid: UUID(uuidString: Self.uuid)!, major: 1, minor: UInt16(random.next() % 6))
                 let distance = Double(random.next() % 4)  // few values, so ties happen
-                latest[identity] = distance
-                let truth = latest.min { ($0.value, $0.key) < ($1.value, $1.key) }!.key
+                var interval = latest[identity]?.interval
+                if let last = latest[identity]?.time, time - last > .zero, time - last <= .milliseconds(15_360) { interval = time - last }
+                latest[identity] = (distance, time + max(staleAfter, (interval ?? .zero) * 3), time, interval)
+                let truth = latest.filter { $0.value.heardUntil >= time }.min { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }!.key
                 // Answer the truth on rows whose answer is decided by the beacon's own minor.
                 let answer = random.next() % 2 == 0 ? "\(truth.minor)" : "none"
-                score.record(identity, trueDistance: distance, venue: "\(identity.minor)", answer: answer)
+                score.record(identity, at: time, trueDistance: distance, venue: "\(identity.minor)", answer: answer)
                 if Set(latest.keys).count >= 2, answer != "none" { expected += 1 }
             }
             #expect(score.correctRows == expected)
         }
+    }
+
+    /// A beacon that stops being heard (the listener walked out of its range)
+    /// is no longer the truth once it is too old, whatever its last distance.
+    @Test func aBeaconNoLongerHeardIsNoLongerTheNearest() {
+        var score = TraceVenueScore(staleAfter: .seconds(5))
+        let uuid = UUID(uuidString: Self.uuid)!
+        let (a, b) = (BeaconIdentity(uuid: uuid, major: 1, minor: 1), BeaconIdentity(uuid: uuid, major: 1, minor: 2))
+        for step in 0..<600 {  // A at 1 m and B at 4 m for 60 s, then B alone at 2 m
+            let time = Timestamp.milliseconds(Int64(step) * 100)
+            score.record(a, at: time, trueDistance: 1, venue: "a", answer: "a")
+            score.record(b, at: time + .milliseconds(50), trueDistance: 4, venue: "b", answer: "a")
+        }
+        #expect(score.scoredRows == 1_199 && score.correctRows == 1_199)  // all but A's first row, with nothing to choose from
+        for step in 600..<1_200 {
+            let time = Timestamp.milliseconds(Int64(step) * 100)
+            score.record(b, at: time, trueDistance: 2, venue: "b", answer: time < .milliseconds(65_100) ? "a" : "b")
+        }
+        // A's last row was at 59.9 s: too old after 64.9 s, when B is the truth; the answers change at 65.1 s.
+        #expect(score.scoredRows == 1_799)
+        #expect(score.correctRows == 1_798)
     }
 
     @Test func eachBeaconIsAVenueAndTheNearestIsScored() throws {

@@ -114,4 +114,48 @@ import Testing
         #expect(evaluated.status == 0, "\(evaluated.stderr)")
         #expect(evaluated.stderr.isEmpty, "no warning: \(evaluated.stderr)")
     }
+
+    /// Several beacons, each with its own distance (a column per beacon in
+    /// the stands): two counters that swap halfway, so the nearest venue
+    /// changes and `evaluate` scores the choice. One `distance_m` for both is
+    /// refused: equal distances would make the score mean nothing.
+    @Test func aSiteRecordingWithTwoBeaconsScoresTheNearestVenue() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+        var lines: [String] = []
+        for step in 0..<600 {  // 60 s at 10 Hz each; 1 m and 4 m, swapped at 30 s
+            let time = 1_700_000_000_000_000 + step * 100_000
+            let near = step % 3 == 0 ? -61 : -59, far = step % 3 == 0 ? -72 : -71
+            let (first, second) = step < 300 ? (near, far) : (far, near)
+            lines.append(#"{"time_us":\#(time),"uuid":"\#(uuid)","major":1,"minor":1,"measured_power":-59,"rssi":\#(first)}"#)
+            lines.append(#"{"time_us":\#(time + 50_000),"uuid":"\#(uuid)","major":1,"minor":2,"measured_power":-59,"rssi":\#(second)}"#)
+        }
+        let sightings = directory.appendingPathComponent("site.jsonl").path
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: sightings))
+        let stands = directory.appendingPathComponent("stands.csv").path
+        let shared = directory.appendingPathComponent("shared.csv").path
+        try Data("start_s,end_s,\(uuid)/1/1,\(uuid)/1/2\n0,29,1.0,4.0\n31,60,4.0,1.0\n".utf8).write(to: URL(fileURLWithPath: stands))
+        try Data("start_s,end_s,distance_m\n0,60,1.0\n".utf8).write(to: URL(fileURLWithPath: shared))
+
+        let refused = try await TestSupport.run("/usr/bin/env", ["python3", TestSupport.repository("scripts/make-trace.py"), sightings, shared])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("2 beacons heard and one distance_m for all"), "\(refused.stderr)")
+
+        let made = try await TestSupport.run("/usr/bin/env", ["python3", TestSupport.repository("scripts/make-trace.py"), sightings, stands])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.contains("\n0,\(uuid),1,1,-61,-59,1.000\n"))
+        #expect(made.stdout.contains("\n50,\(uuid),1,2,-72,-59,4.000\n"))
+        #expect(made.stdout.contains("\n30050,\(uuid),1,2,-61,-59,2.425\n"), "halfway through the swap")
+        let trace = directory.appendingPathComponent("site.csv").path
+        try Data(made.stdout.utf8).write(to: URL(fileURLWithPath: trace))
+        let evaluated = try await TestSupport.run(TestSupport.product("beacond"), ["evaluate", "--trace", trace, "--json"])
+        #expect(evaluated.status == 0, "\(evaluated.stderr)")
+        let beacond = try Self.beacondFigures(evaluated.stdout)
+        let scored = try #require(beacond["nearest_venue_rows_scored"] as? Int)
+        let right = try #require(beacond["nearest_venue_accuracy"] as? Double)
+        #expect(scored > 1_000, "\(scored) rows scored")
+        // Right but for the seconds it takes to follow the swap.
+        #expect(right > 0.85 && right < 1, "nearest venue right on \(right)")
+    }
 }

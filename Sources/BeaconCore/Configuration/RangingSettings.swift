@@ -7,7 +7,9 @@ public struct RangingSettings: Hashable, Sendable {
     public var immediateDistance: Double = 0.5
     public var nearDistance: Double = 3.0
     /// How much more probable another band must be before a beacon's band
-    /// changes (`ProximityClassifier.switchMargin`).
+    /// changes (`ProximityClassifier.switchMargin`). A design choice, not a
+    /// measurement: a tenth of the probability, enough that a median sitting
+    /// on a band's edge does not flip the band with every packet.
     public var proximityHysteresis: Double = 0.1
     /// Two sightings within this long enter a region, not a single stray
     /// packet (a slower beacon: within three of its own intervals).

@@ -29,7 +29,9 @@ import Darwin
 /// fading time the level comes back nearer where it was, it was a swing: the
 /// hand-over is undone and the hand-held model replays the samples it missed
 /// (at most the window's 64), as if it had never followed.
-/// Every constant is physical or textbook; none is fitted to a recording:
+/// Every constant is physical, textbook or a design choice whose reason is
+/// given (4 dB, the re-seed memory, the shortest stillness, the comparison's
+/// memory); none is fitted to a recording:
 public struct RSSIFilter: Sendable {
     public struct Parameters: Hashable, Sendable {
         /// Per-packet spread, dB: fading across the three advertising channels
