@@ -8,7 +8,9 @@ extension BeaconClient {
     private typealias Manager1 = Beacond.Manager1
 
     /// The nearest venue now, then each change, like `CLLocationUpdate.liveUpdates()`:
-    /// each element the venue, or `nil` when none is known.
+    /// each element the venue, or `nil` when none is known. A change is
+    /// another venue, or the same one with the listener settled or moving
+    /// again (`isStationary`, like `CLLocationUpdate.isStationary`).
     public func nearestVenueUpdates() -> BeaconUpdates<Beacond.VenueUpdate> {
         updates(Manager1.nearestVenueChanged, Self.venueUpdate) { client throws(BeacondError) in
             do throws(BeacondError) {

@@ -34,6 +34,7 @@ public enum EventLog {
             if let runnerUp = venue.runnerUpID {
                 text += ", runner-up \(runnerUp) (\(Int((venue.margin * 100).rounded()))% ahead)"
             }
+            if venue.isStationary { text += ", stationary" }
         }
         return text
     }

@@ -7,7 +7,10 @@ extension Beacond {
         /// The last advertisement's RSSI; `nil` when none is recent.
         public var rssi: Int16?
         public var filteredRSSI: Double
+        /// The power at 1 m ranging uses (`Beacon1.MeasuredPower`).
         public var measuredPower: Int16
+        /// The measured power the frame carries, as sent (`Beacon1.AdvertisedPower`).
+        public var advertisedPower: Int16
         /// Metres; `nil` when unknown.
         public var distance: Double?
         public var accuracy: Double?
@@ -20,13 +23,14 @@ extension Beacond {
         public var venue: String?
 
         public init(
-            identity: BeaconIdentity, rssi: Int16?, filteredRSSI: Double, measuredPower: Int16, distance: Double?, accuracy: Double?,
+            identity: BeaconIdentity, rssi: Int16?, filteredRSSI: Double, measuredPower: Int16, advertisedPower: Int16, distance: Double?, accuracy: Double?,
             proximity: Proximity, isStationary: Bool, lastSeen: UInt64, address: String, venue: String?
         ) {
             self.identity = identity
             self.rssi = rssi
             self.filteredRSSI = filteredRSSI
             self.measuredPower = measuredPower
+            self.advertisedPower = advertisedPower
             self.distance = distance
             self.accuracy = accuracy
             self.proximity = proximity
@@ -34,6 +38,11 @@ extension Beacond {
             self.lastSeen = lastSeen
             self.address = address
             self.venue = venue
+        }
+
+        /// `advertisedPower` can be a 1 m calibration (`IBeaconFrame.plausibleMeasuredPower`).
+        public var isAdvertisedPowerPlausible: Bool {
+            Int8(exactly: advertisedPower).map(IBeaconFrame.plausibleMeasuredPower.contains) ?? false
         }
     }
 }

@@ -1,3 +1,5 @@
+import BeaconCore
+
 extension Beacond {
     /// A ranged beacon; objects appear and go (InterfacesAdded/Removed) with ranging.
     public enum Beacon1 {
@@ -9,7 +11,16 @@ extension Beacond {
         public static let minor = APIProperty("Minor", UInt16.self, doc: "Minor.")
         public static let rssi = APIProperty("Rssi", Int16.self, doc: "The last advertisement's RSSI in dBm; 127 when none is recent.")
         public static let filteredRssi = APIProperty("FilteredRssi", Double.self, doc: "The filtered RSSI in dBm.")
-        public static let measuredPower = APIProperty("MeasuredPower", Int16.self, doc: "RSSI at 1 m, from the frame or beacons.yaml.")
+        public static let measuredPower = APIProperty(
+            "MeasuredPower", Int16.self,
+            doc: "RSSI at 1 m that ranging uses: the venue's `measured_power`, else `AdvertisedPower` when plausible, else `ranging.default_measured_power`.")
+        public static let advertisedPower = APIProperty(
+            "AdvertisedPower", Int16.self,
+            doc: "The measured power the beacon's frame carries, as sent, plausible or not.")
+        public static let advertisedPowerPlausible = APIProperty(
+            "AdvertisedPowerPlausible", Bool.self,
+            doc: "`AdvertisedPower` can be a 1 m calibration (\(IBeaconFrame.plausibleMeasuredPower.lowerBound)…\(IBeaconFrame.plausibleMeasuredPower.upperBound) dBm); "
+                + "some trackers send 0, -3 or a positive battery level there.")
         public static let distance = APIProperty("Distance", Double.self, doc: "Estimated metres; -1 when unknown.")
         public static let accuracy = APIProperty("Accuracy", Double.self, doc: "Uncertainty of the distance in metres; -1 when unknown.")
         public static let proximity = APIProperty("Proximity", String.self, doc: "`immediate`, `near`, `far` or `unknown`.")
@@ -28,7 +39,8 @@ extension Beacond {
                 + "venue beacons first, "
                 + "so a room full of strangers cannot flood the bus. PropertiesChanged is coalesced: at most once every "
                 + "\(limits.coalescing.seconds.decimals(0)) s per object, and only when a value changed meaningfully (a number by more than 5%).",
-            properties: [uuid, major, minor, rssi, filteredRssi, measuredPower, distance, accuracy, proximity, stationary, lastSeen, address, venue])
+            properties: [
+                uuid, major, minor, rssi, filteredRssi, measuredPower, advertisedPower, advertisedPowerPlausible, distance, accuracy, proximity, stationary, lastSeen, address, venue])
 
         /// GetRangedBeacons' entries: the properties, as a dictionary.
         public static let dictionary = APIDictionary(

@@ -123,7 +123,7 @@ extension Beacond {
             doc: "The listener left a region that asks to be told.")
         public static let nearestVenueChanged = APISignal(
             "NearestVenueChanged", [.init("id", String.self), .init("venue", .dictionary(venue))],
-            doc: "The nearest venue changed; `id` is \"\" and `venue` empty when it was lost.")
+            doc: "The nearest venue changed, or the listener became stationary or moved (`stationary` in `venue`); `id` is \"\" and `venue` empty when it was lost.")
         public static let availabilityChanged = APISignal(
             "AvailabilityChanged", [.init("available", Bool.self), .init("reason", String.self)],
             doc: "The source started or stopped delivering (also when it goes silent).")

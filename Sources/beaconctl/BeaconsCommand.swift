@@ -36,13 +36,15 @@ struct BeaconsCommand: AsyncParsableCommand {
 
     static func table(_ beacons: [Beacond.Beacon]) -> String {
         if beacons.isEmpty { return "no beacons in range" }
-        var rows = [["UUID", "MAJOR", "MINOR", "PROXIMITY", "DISTANCE", "±", "RSSI", "VENUE"]]
+        var rows = [["UUID", "MAJOR", "MINOR", "PROXIMITY", "DISTANCE", "±", "RSSI", "AT 1 M", "VENUE"]]
         for beacon in beacons {
             // FilteredRssi 0 is "no reading yet": 0 and 127 never enter the filter.
+            // The power ranging uses, and what the beacon sent when that can be no calibration.
+            let power = String(beacon.measuredPower) + (beacon.isAdvertisedPowerPlausible ? "" : " (sent \(beacon.advertisedPower))")
             rows.append([
                 beacon.identity.uuid.uuidString, String(beacon.identity.major), String(beacon.identity.minor), beacon.proximity.rawValue,
                 Output.number(beacon.distance) + " m", Output.number(beacon.accuracy), beacon.filteredRSSI == 0 ? "-" : Output.whole(beacon.filteredRSSI),
-                beacon.venue ?? "",
+                power, beacon.venue ?? "",
             ])
         }
         return Output.table(rows)

@@ -45,7 +45,10 @@ enum EngineTestSupport {
         events.compactMap { if case .region(let transition) = $0 { transition } else { nil } }
     }
 
+    /// The venues announced, in order, each once however often it is
+    /// announced again in a row (the listener settling or moving on).
     static func venueChanges(_ events: [EngineEvent]) -> [String?] {
-        events.compactMap { if case .nearestVenueChanged(let venue) = $0 { .some(venue?.venueID) } else { nil } }
+        let announced = events.compactMap { if case .nearestVenueChanged(let venue) = $0 { .some(venue?.venueID) } else { nil } }
+        return announced.enumerated().filter { $0.offset == 0 || announced[$0.offset - 1] != $0.element }.map(\.element)
     }
 }

@@ -65,7 +65,7 @@ import Testing
         engine.radio(available: true, now: Self.at(65))
         let events = D.play(&engine, [Self.counter], from: Self.at(66), until: Self.at(90))
         #expect(S.transitions(events).isEmpty)
-        #expect(D.venueAnswers(events).map { $0?.venueID } == ["counter-1"])
+        #expect(S.venueChanges(events) == ["counter-1"])
     }
 
     @Test func aRegionNotYetDeterminedStaysUnknownWhileTheRadioIsDown() {

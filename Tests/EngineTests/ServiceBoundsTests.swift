@@ -142,7 +142,7 @@ private typealias S = EngineTestSupport
 
     static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {
         RangedBeacon(
-            identity: identity, rssi: -60, filteredRSSI: -60, measuredPower: -59, distance: distance, accuracy: 0.1,
+            identity: identity, rssi: -60, filteredRSSI: -60, measuredPower: -59, advertisedPower: -59, distance: distance, accuracy: 0.1,
             proximity: .near, isStationary: false, lastSeen: S.t0, address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: venue)
     }
 

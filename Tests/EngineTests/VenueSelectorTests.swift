@@ -18,7 +18,7 @@ import Testing
         VenueSelector.Candidate(
             venueIndex: venue,
             beacon: RangedBeacon(
-                identity: S.identity(1, UInt16(venue + 1)), rssi: -60, filteredRSSI: -60, measuredPower: -59,
+                identity: S.identity(1, UInt16(venue + 1)), rssi: -60, filteredRSSI: -60, measuredPower: -59, advertisedPower: -59,
                 distance: distance, accuracy: 0.1, proximity: .near, isStationary: false, lastSeen: S.t0,
                 address: BluetoothAddress(0xC0, 0, 0, 0, 0, UInt8(venue)), venueID: venues[venue].id))
     }

@@ -17,7 +17,7 @@ import Testing
 
     static func ranged(_ major: UInt16, _ minor: UInt16, distance: Double, venue: String? = nil) -> RangedBeacon {
         RangedBeacon(
-            identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), rssi: -60, filteredRSSI: -60, measuredPower: -59,
+            identity: BeaconIdentity(uuid: uuid, major: major, minor: minor), rssi: -60, filteredRSSI: -60, measuredPower: -59, advertisedPower: -59,
             distance: distance, accuracy: 0.1, proximity: .near, isStationary: false, lastSeen: t0,
             address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: venue)
     }

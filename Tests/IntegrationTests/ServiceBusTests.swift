@@ -722,6 +722,45 @@ import Testing
         #expect(badWait.status == 64 && badWait.stderr.contains("--wait takes a duration"), "\(badWait.status) \(badWait.stderr)")
     }
 
+    /// A beacon whose frame's measured power is no 1 m calibration (0, as
+    /// some trackers send) is ranged with the configured default, reported as
+    /// sent and flagged (Beacon1, beaconctl), and said once in the log.
+    @Test func anImplausibleMeasuredPowerIsReportedAsSentFlaggedAndLoggedOnce() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenario = directory.appendingPathComponent("tracker.yaml")
+        try Data(
+            """
+            beacons:
+              - beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }
+                position: [0, 0]
+                measured_power: 0
+                true_power: -59
+            listener:
+              start: [0, -1]
+              stops:
+                - { at: [0, -1], pause: 600s }
+            """.utf8
+        ).write(to: scenario)
+        let service = try await Service(source: "simulate:\(scenario.path)")
+        let beaconctl = TestSupport.product("beaconctl")
+        var beacon: [String: Any]?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while beacon == nil, ContinuousClock.now < deadline {
+            let listed = try await TestSupport.run(beaconctl, ["beacons", "--bus", service.bus.address, "--json"])
+            beacon = (try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])?.first
+            if beacon == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let found = try #require(beacon, "\(service.logText)")
+        #expect(found["AdvertisedPower"] as? Int == 0)
+        #expect(found["AdvertisedPowerPlausible"] as? Bool == false)
+        #expect(found["MeasuredPower"] as? Int == -59)
+        let table = try await TestSupport.run(beaconctl, ["beacons", "--bus", service.bus.address])
+        #expect(table.stdout.contains("-59 (sent 0)"), "\(table.stdout)")
+        let said = "advertises measured power 0 dBm, not a 1 m calibration"
+        #expect(service.logText.components(separatedBy: said).count - 1 == 1, "\(service.logText)")
+    }
+
     /// calibrate names a wrong venue at once, with the venues there are, and
     /// samples a real one; a bus beaconctl cannot reach is said once, with what to check.
     @Test func beaconctlCalibratesAndExplainsWhatItCannotDo() async throws {

@@ -12,7 +12,7 @@ import Testing
     static func beacon(minor: UInt16, distance: Double) -> RangedBeacon {
         RangedBeacon(
             identity: BeaconIdentity(uuid: cafe, major: 1, minor: minor), rssi: -60, filteredRSSI: -60.123,
-            measuredPower: -59, distance: distance, accuracy: 0.456, proximity: .near, isStationary: true, lastSeen: t0,
+            measuredPower: -59, advertisedPower: -59, distance: distance, accuracy: 0.456, proximity: .near, isStationary: true, lastSeen: t0,
             address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: "counter-\(minor)")
     }
 

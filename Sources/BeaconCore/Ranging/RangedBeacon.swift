@@ -5,8 +5,13 @@ public struct RangedBeacon: Sendable, Equatable {
     public var rssi: Int8?
     /// The filtered RSSI the distance comes from, dBm.
     public var filteredRSSI: Double
-    /// The power at 1 m used for the distance: the venue's calibration, else the frame's.
+    /// The power at 1 m used for the distance (`IBeaconFrame.rangingPower`):
+    /// the venue's calibration, else the frame's if it can be one, else the configured default.
     public var measuredPower: Int8
+    /// The measured power the beacon's frame carries, as sent: outside
+    /// `IBeaconFrame.plausibleMeasuredPower` it is no 1 m calibration (some
+    /// trackers put a battery level there) and ranging does not use it.
+    public var advertisedPower: Int8
     /// Metres; meaningful unless `proximity` is unknown.
     public var distance: Double
     /// One-sigma uncertainty of `distance`, metres (`CLBeacon.accuracy`): the

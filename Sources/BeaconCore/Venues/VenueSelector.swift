@@ -51,11 +51,13 @@ public struct VenueSelector: Sendable {
     }
 
     /// Re-decides from this moment's candidates (at most one per venue, its
-    /// closest ranged beacon). Returns true when the venue answered changed.
+    /// closest ranged beacon). Returns true when the answer changed: its
+    /// venue, its source, or whether the listener is stationary (so that
+    /// live updates, like Core Location's, say when the listener settles or moves).
     public mutating func update(
         candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
     ) -> Bool {
-        let previous = current.map { ($0.venueID, $0.source) }
+        let previous = current.map { ($0.venueID, $0.source, $0.isStationary) }
         // Of the candidates ranked, only the first, the incumbent's and the
         // first of another venue than the winner's matter: found without sorting them all.
         func first(where included: (Candidate) -> Bool) -> Candidate? {
@@ -98,8 +100,8 @@ public struct VenueSelector: Sendable {
                     runnerUpID: nil, margin: 0, isStationary: false)
             }
         }
-        let now = current.map { ($0.venueID, $0.source) }
-        return now?.0 != previous?.0 || now?.1 != previous?.1
+        let now = current.map { ($0.venueID, $0.source, $0.isStationary) }
+        return now?.0 != previous?.0 || now?.1 != previous?.1 || now?.2 != previous?.2
     }
 
     /// Keeps the incumbent across a reconfiguration that moved it to `index`
