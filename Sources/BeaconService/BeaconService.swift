@@ -207,17 +207,20 @@ public final class BeaconService: Service, Sendable {
                     ticked = true
                 }
             }
+            // Time passes up to each advertisement before it is in: after a gap
+            // in a recording at @max, whatever the gap ended is over before the
+            // first beacon heard again is counted (live, the ticker did that).
             for event in batch.advertisements {
                 switch event {
                 case .hciEvent(let packet, let time):
+                    ticked = tickIfDue(&engine, at: time, last: &lastTick, events: &events) || ticked
                     let heard = decoder.advertisements
                     decoder.decode(event: packet, at: time) { engine.ingest($0, into: &events) }
                     if decoder.advertisements > heard { lastHeard = max(lastHeard ?? time, time) }
-                    ticked = tickIfDue(&engine, at: time, last: &lastTick, events: &events) || ticked
                 case .advertisement(let advertisement):
+                    ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
                     if let sighting = decoder.decode(advertisement) { engine.ingest(sighting, into: &events) }
                     lastHeard = max(lastHeard ?? advertisement.time, advertisement.time)
-                    ticked = tickIfDue(&engine, at: advertisement.time, last: &lastTick, events: &events) || ticked
                 case .availability, .note, .opened:
                     break  // posted as control
                 }
@@ -263,7 +266,8 @@ public final class BeaconService: Service, Sendable {
             }
             for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
             announcements.removeAll()
-            report(keeper.sync(engine.state, now: now))
+            // The backoff is paced on the service's clock: a replay at @max must not retry at every pass.
+            report(keeper.sync(engine.state, now: ServiceClock.now()))
             for reply in replies { reply() }
             // A bus connection lost (dbus-daemon restarted, or the transport dropped)
             // is never regained: stop, and systemd starts beacond again (exit 69).
@@ -303,7 +307,7 @@ public final class BeaconService: Service, Sendable {
         case .failed(let error, alreadySaid: false):
             logger.error("cannot save state: \(error); retrying with backoff, and refusing changes callers ask for until it works")
         case .recovered(let since):
-            logger.notice("state saved again (it could not be saved since \(since))")
+            logger.notice("state saved again (it could not be saved for \((ServiceClock.now() - since).tenthsText))")
         case .unchanged, .saved, .pending, .failed:
             break
         }
@@ -375,7 +379,7 @@ public final class BeaconService: Service, Sendable {
                 return []
             }
             // Nothing is acknowledged that is not on disk.
-            let outcome = keeper.sync(engine.state, now: now, requested: true)
+            let outcome = keeper.sync(engine.state, now: ServiceClock.now(), requested: true)
             report(outcome)
             if case .failed(let error, _) = outcome {
                 try? engine.setPreferredVenue(previous)
@@ -393,11 +397,11 @@ public final class BeaconService: Service, Sendable {
             }
             do {
                 let configuration = try ConfigurationLoader.load(contentsOf: settings.configurationPath)
-                let preferred = engine.preferredVenueID
-                let removed = Set(engine.configuration.regions.map(\.id)).subtracting(configuration.regions.map(\.id))
-                engine.reconfigure(configuration, now: now, into: &events)
-                if !removed.isEmpty { logger.notice("regions no longer in \(settings.configurationPath): \(removed.sorted().joined(separator: ", "))") }
-                if let preferred, engine.preferredVenueID == nil {
+                let dropped = engine.reconfigure(configuration, now: now, into: &events)
+                if !dropped.removedRegions.isEmpty {
+                    logger.notice("regions no longer in \(settings.configurationPath): \(dropped.removedRegions.joined(separator: ", "))")
+                }
+                if let preferred = dropped.droppedPreferredVenue {
                     logger.notice("the preferred venue \(preferred) is no longer in \(settings.configurationPath); answering with the nearest venue")
                 }
                 if configuration.mqtt != self.configuration.mqtt {
@@ -425,6 +429,7 @@ public final class BeaconService: Service, Sendable {
     private static func describe(_ summary: ReplaySource.Summary) -> String {
         var text = "replayed \(summary.events) HCI events (\(summary.format))"
         if summary.skippedRecords > 0 { text += ", skipped \(summary.skippedRecords) unreadable lines" }
+        if let steps = summary.clockStepsNote { text += "; \(steps)" }
         if let stop = summary.stoppedEarly { text += "; stopped early: \(stop)" }
         return text
     }

@@ -69,7 +69,7 @@ actor BusAnswers {
     /// The ranged beacons, nearest first, each as its `a{sv}`.
     func rangedBeacons() -> [(identity: BeaconIdentity, value: DBusValue)] {
         if let ranged { return ranged }
-        let built = snapshot.ranged.map { ($0.identity, DBusValue.vardict(Beacond.Beacon($0).properties)) }
+        let built = snapshot.ranged.map { ($0.identity, DBusValue.vardict(Beacond.Beacon($0, in: snapshot).properties)) }
         ranged = built
         return built
     }
@@ -86,9 +86,11 @@ actor BusAnswers {
 
     /// Answers at once with a confident venue, or fails at once for a zero
     /// timeout; otherwise the deadline the call should wait until (for its
-    /// client's user, then `wait`), timed from its arrival. A call that
-    /// wants no answer is dropped: holding it would only hold its message.
-    func deadlineToWait(_ call: DBusMethodCall, timeout: Duration) -> Timestamp? {
+    /// client's user, then `wait`), timed from its arrival on the service
+    /// clock (not from the last publication, which a stalled main loop may
+    /// have made long ago). A call that wants no answer is dropped: holding
+    /// it would only hold its message.
+    func deadlineToWait(_ call: DBusMethodCall, timeout: Duration, arrived: Timestamp) -> Timestamp? {
         if let answer = confidentAnswer {
             call.reply(answer)
             return nil
@@ -97,7 +99,7 @@ actor BusAnswers {
             call.fail(BeacondError.locationUnknown("no venue is known right now"))
             return nil
         }
-        return call.expectsReply ? snapshot.serviceTime + timeout : nil
+        return call.expectsReply ? arrived + timeout : nil
     }
 
     /// Waits for a venue, unless the call's client, its user or all

@@ -1,5 +1,6 @@
 import BeaconCore
 import BeacondAPI
+import BeaconSources
 import BeacondBus
 import DBus
 import Synchronization
@@ -283,7 +284,7 @@ final class BusService: Sendable {
     private func beaconChanges(_ snapshot: ServiceSnapshot) -> ObjectChanges {
         let (ledger, values) = published.withLock { published in
             let changes = published.beacons.reconcile(snapshot.ranged, nearest: snapshot.nearest?.beacon?.identity, now: snapshot.serviceTime) {
-                Beacond.Beacon($0).properties
+                Beacond.Beacon($0, in: snapshot).properties
             }
             let announced = changes.added.map(\.identity) + changes.changed.map(\.0)
             return (changes, announced.compactMap { identity in published.beacons.exported[identity].map { (BusPaths.beacon(identity), $0.properties) } })
@@ -411,7 +412,7 @@ final class BusService: Sendable {
             call.fail(BeacondError.invalidArguments("timeout_ms must be at most \(limits.longestWait) (5 minutes)"))
             return
         }
-        guard let deadline = answers.assumeIsolated({ $0.deadlineToWait(call, timeout: .milliseconds(timeout)) }) else { return }
+        guard let deadline = answers.assumeIsolated({ $0.deadlineToWait(call, timeout: .milliseconds(timeout), arrived: ServiceClock.now()) }) else { return }
         withUser(of: call) { [answers, limits] user in
             answers.assumeIsolated { $0.wait(call, user: user, deadline: deadline, limits: limits) }
         }

@@ -17,12 +17,16 @@ extension Beacond.Venue {
 }
 
 extension Beacond.Beacon {
-    init(_ beacon: RangedBeacon) {
+    /// `LastSeen` is on the wall clock: the beacon's age on the engine's
+    /// clock (a replay's at @max, which runs ahead of the service's), taken
+    /// back from the snapshot's service time.
+    init(_ beacon: RangedBeacon, in snapshot: ServiceSnapshot) {
+        let seen = snapshot.serviceTime - (snapshot.time - beacon.lastSeen)
         self.init(
             identity: beacon.identity, rssi: beacon.rssi.map(Int16.init), filteredRSSI: beacon.filteredRSSI,
-            measuredPower: Int16(beacon.measuredPower), distance: beacon.distance < 0 ? nil : beacon.distance,
+            measuredPower: Int16(beacon.measuredPower), advertisedPower: Int16(beacon.advertisedPower), distance: beacon.distance < 0 ? nil : beacon.distance,
             accuracy: beacon.accuracy < 0 ? nil : beacon.accuracy, proximity: beacon.proximity, isStationary: beacon.isStationary,
-            lastSeen: UInt64(max(0, ServiceClock.system.wallTime(of: beacon.lastSeen).millisecondsSinceEpoch)),
+            lastSeen: UInt64(max(0, ServiceClock.system.wallTime(of: seen).millisecondsSinceEpoch)),
             address: beacon.address.description, venue: beacon.venueID)
     }
 }

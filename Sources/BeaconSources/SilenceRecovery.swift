@@ -6,7 +6,9 @@
 /// what an empty room sounds like, and other programs share the adapter, so
 /// the tries are bounded: the first after `firstAfter` of quiet, each next one
 /// after twice the quiet of the one before, `attempts` in all; then nothing
-/// more until something is heard again. Time is passed in.
+/// more until something is heard again. Each try also waits its spacing after
+/// the one before, so a stall or a suspend that let the quiet run long does
+/// not spend them all at once. Time is passed in.
 public struct SilenceRecovery: Sendable {
     public enum Step: Sendable, Equatable {
         /// Re-arm now: try `attempt` of `of`, after at least `quiet` without a report.
@@ -19,6 +21,7 @@ public struct SilenceRecovery: Sendable {
     public let attempts: Int
     private var lastHeard: ContinuousClock.Instant
     private var tried = 0
+    private var lastTry: ContinuousClock.Instant?
     private var gaveUp = false
 
     public init(firstAfter: Duration, attempts: Int, now: ContinuousClock.Instant) {
@@ -37,6 +40,7 @@ public struct SilenceRecovery: Sendable {
     public mutating func restart(at now: ContinuousClock.Instant) {
         lastHeard = now
         tried = 0
+        lastTry = nil
         gaveUp = false
     }
 
@@ -44,8 +48,11 @@ public struct SilenceRecovery: Sendable {
     public mutating func step(at now: ContinuousClock.Instant) -> Step? {
         guard !gaveUp else { return nil }
         // Tries at firstAfter · (2^(n+1) − 1) of quiet: 5 s, 15 s, 35 s for 5 s; the give-up one spacing later.
+        // And at least firstAfter · 2^n after the try before: 10 s, 20 s, 40 s.
         let due = firstAfter * ((1 << (tried + 1)) - 1)
         guard now - lastHeard >= due else { return nil }
+        if let lastTry, now - lastTry < firstAfter * (1 << tried) { return nil }
+        lastTry = now
         if tried == attempts {
             gaveUp = true
             return .giveUp(attempts: attempts, quiet: due)

@@ -301,6 +301,51 @@ import Testing
         #expect(refused.stderr.contains("replay speed must be a number from 0.001 to 100000"), "\(refused.stderr)")
     }
 
+    /// A btsnoop capture of `events` (time, beacons heard then), each a report event.
+    static func capture(_ name: String, _ events: [(Timestamp, [BeaconIdentity])]) throws -> URL {
+        var writer = BtsnoopWriter(datalink: .monitor)
+        for (time, identities) in events {
+            for identity in identities { writer.append(event: HCIEvent.advertisingReportEvent([report(identity, rssi: -60)]), at: time) }
+        }
+        let capture = try TestSupport.temporaryDirectory().appendingPathComponent(name)
+        try Data(writer.bytes).write(to: capture)
+        return capture
+    }
+
+    /// One damaged time stamp (2^63 µs after the epoch, a flipped top bit) in
+    /// the middle of a capture is closed up (a step there and one back): the engine's clock does not stop
+    /// at its end, so the region exits once the replay has ended and counter
+    /// 1 is no longer heard (it stayed inside for good), and the log says so.
+    @Test func aDamagedTimeStampInAReplayIsClosedUp() async throws {
+        let start = Timestamp.milliseconds(1_700_000_000_000)
+        let damaged = Timestamp(microsecondsSinceEpoch: .max)
+        let times = (0..<30).map { start + .milliseconds($0 * 100) } + [damaged] + (30..<50).map { start + .milliseconds($0 * 100) }
+        let capture = try Self.capture("damaged.btsnoop", times.map { ($0, [Self.counter1]) })
+        let service = try await Service(source: "replay:\(capture.path)@max")
+        #expect(await eventually(seconds: 40) { service.logText.contains("region caffe-macs exited") }, "\(service.logText)")
+        #expect(service.logText.contains("ended: replayed 51 HCI events (btsnoop"), "\(service.logText)")
+        #expect(service.logText.contains("closed up 2 step(s) of the capture's clock (the largest over a million days)"), "\(service.logText)")
+    }
+
+    /// At @max a gap in the recording is over before the first beacon heard
+    /// after it counts: both regions exit in a 60 s gap and enter again,
+    /// whichever beacon is heard first (that one's region stayed inside).
+    @Test func aGapInAReplayAtMaxExitsEveryRegion() async throws {
+        let start = Timestamp.milliseconds(1_700_000_000_000)
+        let theke = BeaconIdentity(uuid: UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!, major: 10, minor: 1)
+        let before = (0..<30).map { (start + .milliseconds($0 * 100), [Self.counter1, theke]) }
+        let after = (630..<660).map { (start + .milliseconds($0 * 100), [Self.counter1, theke]) }
+        let capture = try Self.capture("gap.btsnoop", before + after)
+        let service = try await Service(source: "replay:\(capture.path)@max")
+        _ = await eventually(seconds: 20) { service.logText.contains(" ended: ") }
+        _ = await eventually(seconds: 5) { service.logText.components(separatedBy: "region kaffeehaus entered").count == 3 }
+        for region in ["caffe-macs", "kaffeehaus"] {
+            let transitions = service.logText.split(separator: "\n").filter { $0.contains("region \(region) ") }
+                .map { $0.contains(" entered ") ? "entered" : $0.contains(" exited ") ? "exited" : "other" }
+            #expect(transitions.prefix(3) == ["entered", "exited", "entered"], "\(region): \(service.logText)")
+        }
+    }
+
     // MARK: A flood from anyone in radio range
 
     static let counter1 = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 1)

@@ -21,4 +21,20 @@ import Testing
         #expect(recovery.step(at: at(10_005)) == nil)
         #expect(recovery.step(at: at(10_006)) == .rearm(attempt: 1, of: 3, quiet: .seconds(5)))
     }
+
+    /// A stall (a suspend, a busy source thread) that let the quiet run long
+    /// spends one try, not all of them at once: each waits its spacing after the one before.
+    @Test func aLongStallSpendsOneTryAtATime() {
+        let start = ContinuousClock.now
+        var recovery = SilenceRecovery(firstAfter: .seconds(5), attempts: 3, now: start)
+        func at(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int64(seconds * 1000)) }
+        #expect(recovery.step(at: at(100)) == .rearm(attempt: 1, of: 3, quiet: .seconds(5)))
+        #expect(recovery.step(at: at(100.2)) == nil)
+        #expect(recovery.step(at: at(109.9)) == nil)
+        #expect(recovery.step(at: at(110)) == .rearm(attempt: 2, of: 3, quiet: .seconds(15)))
+        #expect(recovery.step(at: at(129.9)) == nil)
+        #expect(recovery.step(at: at(130)) == .rearm(attempt: 3, of: 3, quiet: .seconds(35)))
+        #expect(recovery.step(at: at(169.9)) == nil)
+        #expect(recovery.step(at: at(170)) == .giveUp(attempts: 3, quiet: .seconds(75)))
+    }
 }

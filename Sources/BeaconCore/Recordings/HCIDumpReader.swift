@@ -3,7 +3,10 @@
 ///
 /// A packet starts on a line beginning with `>` (received) or `<` (sent),
 /// optionally after a `hcidump -t` time (`2024-05-01 12:00:00.250000` or
-/// `1714564800.250000`); indented lines continue it. Received packets whose
+/// `1714564800.250000`); indented lines continue it. The date form is read as
+/// UTC, but hcidump prints it in the recording machine's local time: the
+/// core reads no time zone, so such a log is off by that machine's offset
+/// unless it was recorded with `TZ=UTC` (docs/sources.md). Received packets whose
 /// first byte is the H4 event type are events. Banner lines, comments (`//`,
 /// `#`) and blank lines are skipped; a packet line with something other than
 /// hex bytes is counted in `malformedPackets` and skipped, because a text log
