@@ -432,12 +432,12 @@ nearest_is() {
     echo "  beaconctl nearest: $(cat "$work/nearest.txt")"
     grep -qE "^$1 .* (immediate|near|far) [0-9.]+ m ±" "$work/nearest.txt"
 }
-# both_ranged: beaconctl beacons lists counter 1 and counter 2 with distances and RSSI.
+# both_ranged: beaconctl beacons lists counter 1 and counter 2 with distances, RSSI and the power at 1 m.
 both_ranged() {
     beaconctl beacons >"$work/beacons.txt" 2>&1
     sed 's/^/  /' "$work/beacons.txt"
-    grep -qE "^$UUID +$MAJOR +1 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +counter-1" "$work/beacons.txt" &&
-        grep -qE "^$UUID +$MAJOR +2 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +counter-2" "$work/beacons.txt"
+    grep -qE "^$UUID +$MAJOR +1 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +-[0-9]+ +counter-1" "$work/beacons.txt" &&
+        grep -qE "^$UUID +$MAJOR +2 +(immediate|near|far) +[0-9.]+ m +[0-9.]+ +-[0-9]+ +-[0-9]+ +counter-2" "$work/beacons.txt"
 }
 # The service ranges: counter 2 nearest, the walk, counter 1 nearest. LOG is the service's log.
 walk_and_range() {
