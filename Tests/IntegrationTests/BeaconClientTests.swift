@@ -598,6 +598,39 @@ import Testing
         #expect(seen?["event"] as? String == Beacond.Manager1.regionEntered.name, "\(String(describing: seen))")
     }
 
+    /// A listener who stands still at a counter is told so, like
+    /// `CLLocationUpdate.isStationary`: `nearestVenueUpdates()` yields the same
+    /// venue again, stationary, once they settle (NearestVenueChanged went only
+    /// when the venue changed, so it said "moving" for good), and `beaconctl
+    /// nearest` says it. A quiet radio (no shadowing, little fading), so that
+    /// the level is flat.
+    @Test func aListenerWhoSettlesIsToldSo() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenario = directory.appendingPathComponent("still.yaml")
+        try Data(
+            """
+            radio: { shadowing_sigma: 0, fading_k: 100, packet_loss: 0 }
+            beacons:
+              - beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }
+                position: [0, 0]
+            listener:
+              start: [0, -1]
+              stops:
+                - { at: [0, -1], pause: 600s }
+            """.utf8
+        ).write(to: scenario)
+        let service = try await Service(source: "simulate:\(scenario.path)")
+        let client = try await Self.client(service)
+        let settled = try await Self.within(.seconds(30)) { () async throws -> Beacond.VenueUpdate? in
+            for try await update in client.nearestVenueUpdates() where update.isStationary { return update }
+            return nil
+        }
+        #expect(settled?.venue?.id == "counter-1", "\(String(describing: settled))")
+        let nearest = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--bus", service.bus.address])
+        #expect(nearest.status == 0 && nearest.stdout.hasPrefix("counter-1 ") && nearest.stdout.contains("  stationary"), "\(nearest.stdout)")
+    }
+
     /// `events()` returns subscribed: a region entered after it returns is
     /// in it. Without beacond it fails at once and leaves no match rule.
     @Test func eventsAreSubscribedWhenTheCallReturns() async throws {
