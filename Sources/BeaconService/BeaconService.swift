@@ -120,6 +120,7 @@ public final class BeaconService: Service, Sendable {
         var availability = "scanning with \(source)"
         var dropped: UInt64 = 0
         var dropReport = DropReport()
+        var powerReport = ImplausiblePowerReport()
         /// What the source says it opened: `auto`'s choice, a bare `hci`'s adapter.
         var opened: SourceSpec?
         /// Silence is counted from the last advertisement of any kind (SPEC
@@ -253,10 +254,16 @@ public final class BeaconService: Service, Sendable {
             dropped = batch.dropped
             // Paced on the service's clock: a replay at @max must not log a minute's line every millisecond.
             if let line = dropReport.line(total: dropped, now: ServiceClock.now()) { logger.warning("\(line)") }
+            let serviceNow = ServiceClock.now()
             for event in events {
+                // A beacon with no 1 m calibration is said once, and at a pace: strangers can send them.
+                if case .implausibleMeasuredPower(let beacon, _, _) = event, !powerReport.admit(beacon, now: serviceNow) {
+                    continue
+                }
                 if let line = EventLog.line(event) { logger.info("\(line)") }
                 if event.isSignalled { signals.append(event) }
             }
+            if let line = powerReport.summary(now: serviceNow) { logger.info("\(line)") }
             events.removeAll(keepingCapacity: true)
             if ticked || answered || !signals.isEmpty || !announcements.isEmpty {
                 let published = snapshot(engine, at: now)

@@ -50,6 +50,33 @@ private typealias S = EngineTestSupport
         #expect(third?.hasPrefix("dropped 1 advertisement(s)") == true && third?.contains("(13 since start)") == true, "\(third ?? "nil")")
     }
 
+    /// Beacons whose frames carry no 1 m calibration are named once each, at
+    /// most ten a minute; a stranger spraying 50 new identities a second adds
+    /// one counting line a minute to the journal, not 50 lines a second.
+    @Test func implausiblePowersAreNamedOnceAndAtAPace() {
+        var report = ImplausiblePowerReport()
+        let beacon = { (minor: Int) in BeaconIdentity(uuid: S.uuid, major: 9, minor: UInt16(minor)) }
+        let first = report.admit(beacon(0), now: S.t0)
+        let again = report.admit(beacon(0), now: S.t0 + .seconds(1))
+        #expect(first && !again, "once a beacon")
+        // A spray: 50 a second for two minutes, the first beacon among them again.
+        var named = 0
+        var summaries: [String] = []
+        for step in 0..<6_000 {
+            let now = S.t0 + .milliseconds(1_000 + Int64(step) * 20)
+            if report.admit(beacon(step % 3_000 == 0 ? 0 : step + 1), now: now) { named += 1 }
+            if let line = report.summary(now: now) { summaries.append(line) }
+        }
+        // Ten a minute: nine more in the first minute (after beacon 0), ten in each of the next two begun.
+        #expect(named == 9 + 10 + 10, "\(named) named")
+        #expect(summaries.count == 1, "\(summaries)")
+        #expect(summaries.first?.hasPrefix("2990 more beacon(s) advertised a measured power that is no 1 m calibration") == true, "\(summaries)")
+        let rest = report.summary(now: S.t0 + .seconds(600))
+        let nothing = report.summary(now: S.t0 + .seconds(601))
+        #expect(rest?.contains(" more beacon(s) ") == true, "the rest, once their minute has passed")
+        #expect(nothing == nil)
+    }
+
     /// A call from `sender` that nobody hears the answer to.
     static func call(_ member: String, from sender: String) -> DBusMethodCall {
         DBusMethodCall(sender: sender, path: "/org/beacond", interface: "org.beacond.Manager1", member: member, arguments: []) { _ in }

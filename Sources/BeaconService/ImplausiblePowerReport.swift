@@ -1,0 +1,43 @@
+import BeaconCore
+
+/// When the journal hears of beacons whose frames carry no 1 m calibration
+/// (`EngineEvent.implausibleMeasuredPower`): each beacon once a run, at most
+/// `namedPerMinute` of them named a minute, and the rest counted in one line
+/// a minute after the first of them. Anyone in radio range can send such
+/// frames under a new identity 50 times a second: without this, 50 journal
+/// lines a second.
+struct ImplausiblePowerReport {
+    static let namedPerMinute = 10
+    static let interval: Duration = .seconds(60)
+    /// Beacons said (or counted) already, up to the engine's tracked beacons:
+    /// past that, one may be said again, within the same pace.
+    static let remembered = EngineLimits().trackedBeacons
+
+    private var said: Set<BeaconIdentity> = []
+    /// When the current minute of named beacons began, and how many it named.
+    private var window: (start: Timestamp, named: Int)?
+    /// Beacons not named since the last count, and when the first of them came.
+    private var unnamed: (count: Int, since: Timestamp)?
+
+    /// Whether `beacon`'s line is said now.
+    mutating func admit(_ beacon: BeaconIdentity, now: Timestamp) -> Bool {
+        guard !said.contains(beacon) else { return false }
+        if said.count < Self.remembered { said.insert(beacon) }
+        var current: (start: Timestamp, named: Int) = window.flatMap { now - $0.start < Self.interval ? $0 : nil } ?? (now, 0)
+        defer { window = current }
+        guard current.named < Self.namedPerMinute else {
+            unnamed = ((unnamed?.count ?? 0) + 1, unnamed?.since ?? now)
+            return false
+        }
+        current.named += 1
+        return true
+    }
+
+    /// The count of beacons not named, a minute after the first of them.
+    mutating func summary(now: Timestamp) -> String? {
+        guard let pending = unnamed, now - pending.since >= Self.interval else { return nil }
+        unnamed = nil
+        return "\(pending.count) more beacon(s) advertised a measured power that is no 1 m calibration "
+            + "(\(IBeaconFrame.plausibleMeasuredPower)) within a minute, not named: at most \(Self.namedPerMinute) are named a minute"
+    }
+}
