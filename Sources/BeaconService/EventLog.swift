@@ -20,7 +20,7 @@ public enum EventLog {
         }
     }
 
-    /// `counter-1 "Caffè Macs — Counter 1", near, 0.62 m ±0.15, runner-up counter-2 (71% ahead)`
+    /// `counter-1 "Caffè Macs — Counter 1", near, 0.62 m ±0.15, runner-up counter-2 (71% ahead), stationary`
     public static func describe(_ venue: NearestVenue?) -> String {
         guard let venue else { return "none (no venue in range)" }
         var text = "\(venue.venueID) \"\(venue.name)\""
@@ -34,7 +34,8 @@ public enum EventLog {
             if let runnerUp = venue.runnerUpID {
                 text += ", runner-up \(runnerUp) (\(Int((venue.margin * 100).rounded()))% ahead)"
             }
-            if venue.isStationary { text += ", stationary" }
+            // Said either way: the same venue is announced again when only this changes.
+            text += venue.isStationary ? ", stationary" : ", moving"
         }
         return text
     }

@@ -23,6 +23,30 @@ import Testing
                 address: BluetoothAddress(0xC0, 0, 0, 0, 0, UInt8(venue)), venueID: venues[venue].id))
     }
 
+    /// The listener's stillness is taken once the beacons have said it for
+    /// the dwell: a runner-up whose word flickers every second (a detector's
+    /// false alarm, or someone stepping a spoofed beacon) announces nothing,
+    /// a change that holds is announced once.
+    @Test func theListenersStillnessIsTakenOnceItHolds() {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        func still(_ candidate: VenueSelector.Candidate, _ isStill: Bool) -> VenueSelector.Candidate {
+            var candidate = candidate
+            candidate.beacon.isStationary = isStill
+            return candidate
+        }
+        var announced: [Bool?] = []
+        for tick in 0..<100 {  // 20 s at 200 ms: "a" still throughout, "b" still from 1 s, flickering from 10 s, moving from 14 s
+            let seconds = Double(tick) * 0.2
+            let runnerUpStill = seconds >= 1 && (seconds < 10 || (seconds < 14 && Int(seconds) % 2 == 0))
+            let candidates = [still(Self.candidate(0, 1.0), true), still(Self.candidate(1, 1.5), runnerUpStill)]
+            if selector.update(candidates: candidates, venues: Self.venues, preferred: nil, now: Self.at(Int64(tick) * 200)) {
+                announced.append(selector.current?.isStationary)
+            }
+        }
+        // "a" at once (moving: "b" is not yet still), still 2 s after "b" settled, moving 2 s after it stopped flickering.
+        #expect(announced == [false, true, false], "\(announced)")
+    }
+
     /// A selector that answered "a" (at 1 m, "b" at 1.5 m) at t0.
     static func answeringA() -> VenueSelector {
         var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))

@@ -44,6 +44,11 @@ public struct VenueSelector: Sendable {
     public private(set) var current: NearestVenue?
     private var challenger: (venueIndex: Int, since: Timestamp)?
     private var currentIndex: Int?
+    /// The beacons' word on the listener's stillness as last seen, and since
+    /// when it has said so: the answer takes it once it has held for `dwell`,
+    /// like a challenger, so that a one-packet flicker (a detector's false
+    /// alarm, or someone stepping a spoofed runner-up) is no announcement.
+    private var stillness: (says: Bool, since: Timestamp)?
 
     public init(margin: Double, dwell: Duration) {
         self.margin = margin
@@ -53,7 +58,9 @@ public struct VenueSelector: Sendable {
     /// Re-decides from this moment's candidates (at most one per venue, its
     /// closest ranged beacon). Returns true when the answer changed: its
     /// venue, its source, or whether the listener is stationary (so that
-    /// live updates, like Core Location's, say when the listener settles or moves).
+    /// live updates, like Core Location's, say when the listener settles or
+    /// moves on; the stillness the beacons tell is taken once it has held for
+    /// `dwell`, and at once with a new venue).
     public mutating func update(
         candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
     ) -> Bool {
@@ -85,15 +92,20 @@ public struct VenueSelector: Sendable {
             if winner.venueIndex != incumbent?.venueIndex { challenger = nil }
             let runnerUp = first { $0.venueIndex != winner.venueIndex }
             let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
+            let says = winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true)
+            if stillness?.says != says { stillness = (says, now) }
+            let held = previous.map { $0.0 == venues[winner.venueIndex].id && $0.1 == .ranging } == true
+                && now - (stillness?.since ?? now) < dwell
             currentIndex = winner.venueIndex
             current = NearestVenue(
                 venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
                 beacon: winner.solvedBeacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
                 margin: min(1, max(0, lead)),
-                isStationary: winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true))
+                isStationary: held ? previous!.2 : says)
         } else {
             challenger = nil
             currentIndex = nil
+            stillness = nil
             current = preferred.map {
                 NearestVenue(
                     venueID: venues[$0].id, name: venues[$0].name, source: .preference, beacon: nil,
