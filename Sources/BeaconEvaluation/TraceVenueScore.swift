@@ -3,10 +3,10 @@ import BeaconCore
 /// How often the engine named the truly nearest venue on a recording with
 /// several beacons. The truth after each row is the venue of the beacon with
 /// the smallest most recent `true_distance_m` among those still heard: a
-/// beacon whose rows have stopped for longer than the engine's own "too
-/// old" (`Ranger.staleAfter(interval:minimum:)`, with its latest interval)
-/// is out of it, as a listener who walked out of its range no longer has it
-/// near. Rows are scored once at least two venues have been heard (with one,
+/// beacon whose rows have stopped for longer than the engine's rule for "too
+/// old" (`Ranger.staleAfter(interval:minimum:)`, with the gap between its
+/// last two rows where the engine keeps a running average) is out of it, as
+/// a listener who walked out of its range no longer has it near. Rows are scored once at least two venues have been heard (with one,
 /// there is nothing to choose).
 public struct TraceVenueScore: Sendable, Equatable {
     public private(set) var scoredRows = 0
@@ -20,6 +20,9 @@ public struct TraceVenueScore: Sendable, Equatable {
     /// beacon itself moves away or goes unheard, so a row costs a few steps,
     /// not one per beacon.
     private var nearest: BeaconIdentity?
+    /// The last row's time: a row earlier than it (a trace whose time goes
+    /// back, which is only warned about) makes every beacon a candidate again.
+    private var lastRow: Timestamp?
 
     private struct Latest: Sendable, Equatable {
         var distance: Double
@@ -37,12 +40,14 @@ public struct TraceVenueScore: Sendable, Equatable {
     public mutating func record(_ identity: BeaconIdentity, at time: Timestamp, trueDistance: Double, venue: String, answer: String?) {
         let previous = latest[identity]
         var interval = previous?.interval
-        if let previous, time - previous.time > .zero, time - previous.time <= Self.longestGap { interval = time - previous.time }
+        if let previous, time - previous.time > .zero, time - previous.time <= RegionMonitor.longestGap { interval = time - previous.time }
         let heardUntil = time + Ranger.staleAfter(interval: interval, minimum: staleAfter)
         latest[identity] = Latest(distance: trueDistance, venue: venue, time: time, interval: interval, heardUntil: heardUntil)
         venuesHeard.insert(venue)
         let movedAway = nearest == identity && trueDistance > previous!.distance
-        if movedAway || nearest.map({ latest[$0]!.heardUntil < time }) ?? false {
+        let wentBack = lastRow.map { time < $0 } ?? false
+        lastRow = time
+        if movedAway || wentBack || nearest.map({ latest[$0]!.heardUntil < time }) ?? false {
             nearest = identity
             for (other, entry) in latest where entry.heardUntil >= time && (entry.distance, other) < (latest[nearest!]!.distance, nearest!) {
                 nearest = other
@@ -54,10 +59,6 @@ public struct TraceVenueScore: Sendable, Equatable {
         scoredRows += 1
         if answer == truth.venue { correctRows += 1 }
     }
-
-    /// Gaps up to half again Bluetooth's longest advertising interval are the
-    /// beacon's interval; a longer one is a spell out of range.
-    static let longestGap = RegionMonitor.longestAdvertisingInterval * 1.5
 
     /// Share of scored rows answered right; `nil` when the trace has one venue.
     public var accuracy: Double? { scoredRows == 0 ? nil : Double(correctRows) / Double(scoredRows) }

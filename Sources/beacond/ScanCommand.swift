@@ -89,7 +89,7 @@ struct ScanCommand: AsyncParsableCommand {
                     "skipped \(replay.skippedRecords) unreadable packets or lines"
                         + (replay.lastSkipReason.map { " (last: \($0))" } ?? ""))
             }
-            if let steps = replay.clockStepsNote { lines.append(steps + " in pacing; the times printed are as recorded") }
+            if let times = replay.timeNote { lines.append(times + " in pacing; the times printed are as recorded") }
             if let stop = replay.stoppedEarly { lines.append("stopped early: \(stop); everything before it was read") }
         }
         return lines.joined(separator: "\n") + "\n"

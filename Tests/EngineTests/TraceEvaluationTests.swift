@@ -49,7 +49,7 @@ import Testing
                 let identity = BeaconIdentity(uuid: UUID(uuidString: Self.uuid)!, major: 1, minor: UInt16(random.next() % 6))
                 let distance = Double(random.next() % 4)  // few values, so ties happen
                 var interval = latest[identity]?.interval
-                if let last = latest[identity]?.time, time - last > .zero, time - last <= .milliseconds(15_360) { interval = time - last }
+                if let last = latest[identity]?.time, time - last > .zero, time - last <= RegionMonitor.longestGap { interval = time - last }
                 latest[identity] = (distance, time + max(staleAfter, (interval ?? .zero) * 3), time, interval)
                 let truth = latest.filter { $0.value.heardUntil >= time }.min { ($0.value.distance, $0.key) < ($1.value.distance, $1.key) }!.key
                 // Answer the truth on rows whose answer is decided by the beacon's own minor.

@@ -313,10 +313,10 @@ import Testing
     }
 
     /// One damaged time stamp (2^63 µs after the epoch, a flipped top bit) in
-    /// the middle of a capture is closed up (a step there and one back): the engine's clock does not stop
+    /// the middle of a capture is placed after the event before it: the engine's clock does not stop
     /// at its end, so the region exits once the replay has ended and counter
     /// 1 is no longer heard (it stayed inside for good), and the log says so.
-    @Test func aDamagedTimeStampInAReplayIsClosedUp() async throws {
+    @Test func aDamagedTimeStampInAReplayIsPlacedAfterTheEventBefore() async throws {
         let start = Timestamp.milliseconds(1_700_000_000_000)
         let damaged = Timestamp(microsecondsSinceEpoch: .max)
         let times = (0..<30).map { start + .milliseconds($0 * 100) } + [damaged] + (30..<50).map { start + .milliseconds($0 * 100) }
@@ -324,7 +324,7 @@ import Testing
         let service = try await Service(source: "replay:\(capture.path)@max")
         #expect(await eventually(seconds: 40) { service.logText.contains("region caffe-macs exited") }, "\(service.logText)")
         #expect(service.logText.contains("ended: replayed 51 HCI events (btsnoop"), "\(service.logText)")
-        #expect(service.logText.contains("closed up 2 step(s) of the capture's clock (the largest over a million days)"), "\(service.logText)")
+        #expect(service.logText.contains("placed 1 event(s) whose time stamp was damaged"), "\(service.logText)")
     }
 
     /// At @max a gap in the recording is over before the first beacon heard

@@ -66,7 +66,7 @@ struct BeaconTrack: Sendable {
         if !isFirst {
             let gap = sighting.time - lastSeen
             if gap > .zero, gap <= max(enterWindow, (interval ?? .zero).tripled) { confirmed = true }
-            if gap > .zero, gap <= Self.longestGap {
+            if gap > .zero, gap <= RegionMonitor.longestGap {
                 interval = interval.map { $0.scaled(by: 0.8) + gap.scaled(by: 0.2) } ?? gap
             }
         }
@@ -84,7 +84,4 @@ struct BeaconTrack: Sendable {
     func staleAfter(minimum: Duration) -> Duration {
         Ranger.staleAfter(interval: interval, minimum: minimum)
     }
-
-    /// Gaps up to this long count in the interval average.
-    static let longestGap = RegionMonitor.longestAdvertisingInterval * 1.5
 }

@@ -71,7 +71,7 @@ public struct RSSIFilter: Sendable {
         public var minimumStill: Duration = .seconds(2)
         /// A silence this long may hide a move (half again Bluetooth's longest
         /// advertising interval): stillness starts over after it.
-        public var longestGap: Duration = .milliseconds(15_360)
+        public var longestGap = RegionMonitor.longestGap
         /// RSSI is whole dB (rounding alone spreads it by σ ≈ 0.3 dB): a run of equal
         /// values does not prove a flat line, so the slope's error uses at least this spread.
         public var quantization = 0.3

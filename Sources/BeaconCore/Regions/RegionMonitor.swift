@@ -30,6 +30,9 @@ public struct RegionMonitor: Sendable {
     /// its beacon's interval not yet known, waits three of these before it is
     /// determined outside.
     public static let longestAdvertisingInterval: Duration = .milliseconds(10_240)
+    /// Half again the longest interval: a longer silence is a spell out of
+    /// range, or may hide a move, not a beacon's interval.
+    public static let longestGap = longestAdvertisingInterval * 1.5
     private(set) var regions: [Region] = []
     private var settings: RangingSettings
 

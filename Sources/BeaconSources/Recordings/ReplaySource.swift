@@ -10,20 +10,8 @@ public struct ReplaySource: Sendable {
     public let path: String
     public let speed: SourceSpec.ReplaySpeed
     /// Logs without times (plain `hcidump --raw`) are paced one event per this
-    /// interval from the moment the replay starts.
-    public static let untimedSpacing: Duration = .milliseconds(100)
-    /// The longest step forward between two events replayed as recorded: a
-    /// café closed overnight is a gap its regions must see. A longer one is
-    /// the capture's clock being set (a Pi without a real-time clock, at
-    /// NTP's first answer after a downtime) or a damaged time stamp, which
-    /// would stall a paced replay for as long and, at 2^63 µs, hold the
-    /// engine's clock at its end: it is closed up, like a step back.
-    public static let longestGap: Duration = .seconds(86_400)
-    /// A capture's interfaces interleave by milliseconds; a step back further
-    /// than this is the clock set back (merged captures, a daylight-saving
-    /// change in local time stamps) and is closed up: replayed unpaced, it
-    /// would arrive as a burst stamped older than what came before.
-    public static let backwardTolerance: Duration = .seconds(1)
+    /// interval from the moment the replay starts (`ReplayTimeline`).
+    public static let untimedSpacing = ReplayTimeline.untimedSpacing
 
     public init(path: String, speed: SourceSpec.ReplaySpeed) {
         self.path = path
@@ -39,20 +27,8 @@ public struct ReplaySource: Sendable {
         /// Why the last of them was skipped, when the format says.
         public var lastSkipReason: String?
         public var stoppedEarly: RecordingError?
-        /// Steps of the capture's clock closed up (`longestGap`, `backwardTolerance`), and the largest.
-        public var clockSteps = 0
-        public var largestClockStep: Duration = .zero
-
-        /// What a person reads about the closed-up steps, if there were any.
-        public var clockStepsNote: String? {
-            guard clockSteps > 0 else { return nil }
-            let days = largestClockStep.seconds / 86_400
-            let largest = days >= 1 ? "\(days < 1e6 ? days.decimals(1) : "over a million") days" : largestClockStep.tenthsText
-            return "closed up \(clockSteps) step(s) of the capture's clock (the largest \(largest)); "
-                + "events go on \(Self.spacingText) after the one before"
-        }
-
-        private static let spacingText = ReplaySource.untimedSpacing.tenthsText
+        /// What the replay did with times it could not take as recorded (`ReplayTimeline.note`).
+        public var timeNote: String?
     }
 
     /// Reads and checks the recording up front, so a missing or foreign file
@@ -97,41 +73,17 @@ public struct ReplaySource: Sendable {
         var reader = try open()
         var summary = Summary(format: reader.format)
         let startInstant = clock.now
-        var origin: Timestamp?
-        var lastTime: Timestamp?
-        var timedYet = false
-        /// How far the steps closed up so far have moved the recording's times.
-        var closed: Duration = .zero
-        while let event = reader.next() {
+        var timeline = ReplayTimeline()
+        var upcoming = reader.next()
+        while let event = upcoming {
+            upcoming = reader.next()
             // Paced, at every event (each may follow a wait); at @max, where
             // a check per event was 1 % of a scan, every 4,096 (a millisecond's worth).
             let checks: Bool = if case .max = speed { summary.events % 4096 == 0 } else { true }
             if checks, Task.isCancelled { break }
-            // An event without a time (a plain hcidump log; a pcapng simple
-            // packet) comes one spacing after the one before, the first at
-            // `startTime`. When timed events follow untimed ones, the
-            // recording's times go on from where those left off.
-            let recorded: Timestamp
-            if var stamp = event.timestamp.map({ $0 - closed }) {
-                if !timedYet, let lastTime, let start = origin { origin = stamp - (lastTime + Self.untimedSpacing - start) }
-                if timedYet, let lastTime {
-                    let step = stamp - lastTime
-                    if step > Self.longestGap || step < .zero - Self.backwardTolerance {
-                        closed += step - Self.untimedSpacing
-                        stamp = lastTime + Self.untimedSpacing
-                        summary.clockSteps += 1
-                        summary.largestClockStep = max(summary.largestClockStep, step < .zero ? .zero - step : step)
-                    }
-                }
-                timedYet = true
-                recorded = stamp
-            } else {
-                recorded = lastTime.map { $0 + Self.untimedSpacing } ?? startTime
-            }
-            lastTime = recorded
+            let (recorded, asRecorded) = timeline.place(event.timestamp, next: upcoming?.timestamp, start: startTime)
             summary.events += 1
-            let first = origin ?? recorded
-            origin = first
+            let first = timeline.origin ?? recorded
             let factor: Double
             switch speed {
             case .factor(let f):
@@ -141,10 +93,11 @@ public struct ReplaySource: Sendable {
             case .max:
                 factor = 1
             }
-            // `scan` prints the times as recorded, steps and all; the service's are closed up.
-            let time = rebased ? startTime + (recorded - first) / factor : event.timestamp ?? recorded
+            // `scan` prints the times as recorded, steps and all; the service's are placed.
+            let time = rebased ? startTime + (recorded - first) / factor : asRecorded
             deliver(.hciEvent(event.packet, time: time))
         }
+        summary.timeNote = timeline.note
         summary.skippedRecords = reader.skippedRecords
         summary.lastSkipReason = reader.lastSkipReason
         summary.stoppedEarly = reader.failure
