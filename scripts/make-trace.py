@@ -97,11 +97,13 @@ def true_distance(stands, seconds, key):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sightings", help="the output of `beacond scan --json`")
-    parser.add_argument("stands", help="start_s,end_s,distance_m rows")
+    parser.add_argument("stands", help="start_s,end_s,distance_m rows, or start_s,end_s and a UUID/MAJOR/MINOR column per beacon")
     parser.add_argument("--beacon", help="UUID/MAJOR/MINOR: keep only this beacon's sightings")
     arguments = parser.parse_args()
     stands, columns = read_stands(arguments.stands)
     wanted = beacon(arguments.beacon, "--beacon") if arguments.beacon else None
+    if wanted and columns is not None and wanted not in columns:
+        raise SystemExit(f"--beacon {arguments.beacon}: {arguments.stands} has no column for it")
 
     rows, first, at_stand, unnamed = [], None, {}, set()
     with open(arguments.sightings) as file:

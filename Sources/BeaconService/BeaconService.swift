@@ -257,7 +257,9 @@ public final class BeaconService: Service, Sendable {
             let serviceNow = ServiceClock.now()
             for event in events {
                 // A beacon with no 1 m calibration is said once, and at a pace: strangers can send them.
-                if case .implausibleMeasuredPower(let beacon, _, _) = event, !powerReport.admit(beacon, now: serviceNow) {
+                if case .implausibleMeasuredPower(let beacon, _, _) = event,
+                    !powerReport.admit(beacon, isVenue: engine.configuration.venues.contains { $0.constraint.matches(beacon) }, now: serviceNow)
+                {
                     continue
                 }
                 if let line = EventLog.line(event) { logger.info("\(line)") }

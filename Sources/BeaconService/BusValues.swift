@@ -24,7 +24,8 @@ extension Beacond.Beacon {
         let seen = snapshot.serviceTime - (snapshot.time - beacon.lastSeen)
         self.init(
             identity: beacon.identity, rssi: beacon.rssi.map(Int16.init), filteredRSSI: beacon.filteredRSSI,
-            measuredPower: Int16(beacon.measuredPower), advertisedPower: Int16(beacon.advertisedPower), distance: beacon.distance < 0 ? nil : beacon.distance,
+            measuredPower: Int16(beacon.measuredPower), advertisedPower: Int16(beacon.advertisedPower),
+            isAdvertisedPowerPlausible: IBeaconFrame.plausibleMeasuredPower.contains(beacon.advertisedPower), distance: beacon.distance < 0 ? nil : beacon.distance,
             accuracy: beacon.accuracy < 0 ? nil : beacon.accuracy, proximity: beacon.proximity, isStationary: beacon.isStationary,
             lastSeen: UInt64(max(0, ServiceClock.system.wallTime(of: seen).millisecondsSinceEpoch)),
             address: beacon.address.description, venue: beacon.venueID)

@@ -1,9 +1,10 @@
 import BeaconCore
 
 /// When the journal hears of beacons whose frames carry no 1 m calibration
-/// (`EngineEvent.implausibleMeasuredPower`): each beacon once a run, at most
-/// `namedPerMinute` of them named a minute, and the rest counted in one line
-/// a minute after the first of them. Anyone in radio range can send such
+/// (`EngineEvent.implausibleMeasuredPower`): each beacon once a run (up to
+/// `remembered` of them), at most `namedPerMinute` strangers named a minute
+/// and the rest counted in one line a minute after the first of them; a
+/// configured venue's beacon is always named, as the bus puts venues first. Anyone in radio range can send such
 /// frames under a new identity 50 times a second: without this, 50 journal
 /// lines a second.
 struct ImplausiblePowerReport {
@@ -20,9 +21,10 @@ struct ImplausiblePowerReport {
     private var unnamed: (count: Int, since: Timestamp)?
 
     /// Whether `beacon`'s line is said now.
-    mutating func admit(_ beacon: BeaconIdentity, now: Timestamp) -> Bool {
+    mutating func admit(_ beacon: BeaconIdentity, isVenue: Bool = false, now: Timestamp) -> Bool {
         guard !said.contains(beacon) else { return false }
         if said.count < Self.remembered { said.insert(beacon) }
+        if isVenue { return true }
         var current: (start: Timestamp, named: Int) = window.flatMap { now - $0.start < Self.interval ? $0 : nil } ?? (now, 0)
         defer { window = current }
         guard current.named < Self.namedPerMinute else {

@@ -11,6 +11,8 @@ extension Beacond {
         public var measuredPower: Int16
         /// The measured power the frame carries, as sent (`Beacon1.AdvertisedPower`).
         public var advertisedPower: Int16
+        /// `advertisedPower` can be a 1 m calibration (`Beacon1.AdvertisedPowerPlausible`).
+        public var isAdvertisedPowerPlausible: Bool
         /// Metres; `nil` when unknown.
         public var distance: Double?
         public var accuracy: Double?
@@ -23,7 +25,8 @@ extension Beacond {
         public var venue: String?
 
         public init(
-            identity: BeaconIdentity, rssi: Int16?, filteredRSSI: Double, measuredPower: Int16, advertisedPower: Int16, distance: Double?, accuracy: Double?,
+            identity: BeaconIdentity, rssi: Int16?, filteredRSSI: Double, measuredPower: Int16, advertisedPower: Int16, isAdvertisedPowerPlausible: Bool,
+            distance: Double?, accuracy: Double?,
             proximity: Proximity, isStationary: Bool, lastSeen: UInt64, address: String, venue: String?
         ) {
             self.identity = identity
@@ -31,6 +34,7 @@ extension Beacond {
             self.filteredRSSI = filteredRSSI
             self.measuredPower = measuredPower
             self.advertisedPower = advertisedPower
+            self.isAdvertisedPowerPlausible = isAdvertisedPowerPlausible
             self.distance = distance
             self.accuracy = accuracy
             self.proximity = proximity
@@ -38,11 +42,6 @@ extension Beacond {
             self.lastSeen = lastSeen
             self.address = address
             self.venue = venue
-        }
-
-        /// `advertisedPower` can be a 1 m calibration (`IBeaconFrame.plausibleMeasuredPower`).
-        public var isAdvertisedPowerPlausible: Bool {
-            Int8(exactly: advertisedPower).map(IBeaconFrame.plausibleMeasuredPower.contains) ?? false
         }
     }
 }

@@ -38,14 +38,17 @@ extension Beacond.Beacon {
             throw DictionaryReader.malformed("a beacon's Uuid is not a UUID")
         }
         let rssi = try reader.value(Property.rssi).integer ?? 127
+        let measuredPower = try reader.value(Property.measuredPower).integer ?? 0
         self.init(
             identity: BeaconIdentity(
                 uuid: uuid, major: UInt16(try reader.value(Property.major).integer ?? 0),
                 minor: UInt16(try reader.value(Property.minor).integer ?? 0)),
             rssi: rssi == 127 ? nil : Int16(rssi),
             filteredRSSI: try reader.value(Property.filteredRssi).double ?? 0,
-            measuredPower: Int16(try reader.value(Property.measuredPower).integer ?? 0),
-            advertisedPower: Int16(try reader.value(Property.advertisedPower).integer ?? 0),
+            measuredPower: Int16(measuredPower),
+            // Not there from a beacond older than the property: the power ranging uses, taken as plausible.
+            advertisedPower: Int16(try reader.optional(Property.advertisedPower.name, Property.advertisedPower.type)?.integer ?? measuredPower),
+            isAdvertisedPowerPlausible: try reader.optional(Property.advertisedPowerPlausible.name, Property.advertisedPowerPlausible.type)?.bool ?? true,
             distance: try reader.value(Property.distance).double.flatMap { $0 < 0 ? nil : $0 },
             accuracy: try reader.value(Property.accuracy).double.flatMap { $0 < 0 ? nil : $0 },
             proximity: Proximity(rawValue: try reader.value(Property.proximity).string ?? "") ?? .unknown,

@@ -75,6 +75,9 @@ private typealias S = EngineTestSupport
         let nothing = report.summary(now: S.t0 + .seconds(601))
         #expect(rest?.contains(" more beacon(s) ") == true, "the rest, once their minute has passed")
         #expect(nothing == nil)
+        // A configured venue's beacon is named whatever the strangers did.
+        let venue = report.admit(BeaconIdentity(uuid: S.uuid, major: 1, minor: 1), isVenue: true, now: S.t0 + .seconds(602))
+        #expect(venue)
     }
 
     /// A call from `sender` that nobody hears the answer to.

@@ -1,7 +1,7 @@
 /// What the engine tells the service: the things worth a log line or a signal.
 public enum EngineEvent: Sendable, Equatable {
     case region(RegionTransition)
-    /// The nearest venue changed (`nil`: no answer any more).
+    /// The nearest venue changed, or the listener settled or moved on (`nil`: no answer any more).
     case nearestVenueChanged(NearestVenue?)
     /// A beacon started or stopped being ranged (it is in a region the listener is inside).
     case beaconAppeared(BeaconIdentity)
