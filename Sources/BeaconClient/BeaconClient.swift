@@ -28,16 +28,7 @@ public final class BeaconClient: Sendable {
         do {
             return BeaconClient(connection: try DBusConnection.connect(bus))
         } catch {
-            throw .bus(name: error.name, message: "\(error.message); \(hint(bus))")
-        }
-    }
-
-    /// What to check when `bus` cannot be reached.
-    private static func hint(_ bus: Bus) -> String {
-        switch bus {
-        case .system: "is D-Bus running? (sudo systemctl start dbus)"
-        case .session: "is there a session bus? (outside a desktop session DBUS_SESSION_BUS_ADDRESS is unset; give --bus unix:path=…)"
-        case .address: "is a bus listening there? (--bus takes system, session or an address like unix:path=/run/dbus/system_bus_socket)"
+            throw .bus(name: error.name, message: "\(error.message); \(bus.whatToCheck)")
         }
     }
 

@@ -14,6 +14,10 @@ import Foundation
 /// reported at once, each with file, line and field, and a file with any
 /// problem is refused whole, so beacond never runs half-configured.
 public enum ConfigurationLoader {
+    /// Where the Debian package puts the file (the unit's `--config`): named
+    /// when a relative `--config` (the default, `beacons.yaml`) is not there.
+    public static let installedPath = "/etc/beacond/beacons.yaml"
+
     public static func load(contentsOf path: String) throws(ConfigurationError) -> Configuration {
         try parse(try bytes(of: path), file: path)
     }
@@ -80,7 +84,11 @@ public enum ConfigurationLoader {
         do {
             return try RegularFile.read(path, limit: largestFile)
         } catch {
-            throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: "cannot read: \(error)")])
+            var message = "cannot read: \(error)"
+            if case .noSuchFile = error, !path.hasPrefix("/") {
+                message += " in the working directory; an installed beacond reads \(installedPath) (--config \(installedPath))"
+            }
+            throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: message)])
         }
     }
 }

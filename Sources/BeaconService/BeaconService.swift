@@ -145,7 +145,10 @@ public final class BeaconService: Service, Sendable {
                     enqueue: { [queued = limits.queuedPerClient] in mailbox.post(request: $0, perCaller: queued) })
                 logger.info("on the \(address) bus as \(Beacond.busName)")
             } catch {
-                logger.critical("cannot offer \(Beacond.busName) on the \(address) bus: \(error.message)")
+                // Refused by the bus's policy is its own answer; otherwise say what to check, and how to try beacond without that bus.
+                let hint = error.name == "org.freedesktop.DBus.Error.AccessDenied"
+                    ? "" : "; \(address.whatToCheck); to try beacond without it: dbus-run-session -- beacond --bus session …, or --bus none"
+                logger.critical("cannot offer \(Beacond.busName) on the \(address) bus: \(error.message)\(hint)")
                 throw error
             }
         }
@@ -314,7 +317,8 @@ public final class BeaconService: Service, Sendable {
     private func report(_ outcome: StateKeeper.Outcome) {
         switch outcome {
         case .failed(let error, alreadySaid: false):
-            logger.error("cannot save state: \(error); retrying with backoff, and refusing changes callers ask for until it works")
+            logger.error(
+                "cannot save state: \(error); retrying with backoff, and refusing changes callers ask for until it works (--state-dir names another directory)")
         case .recovered(let since):
             logger.notice("state saved again (it could not be saved for \((ServiceClock.now() - since).tenthsText))")
         case .unchanged, .saved, .pending, .failed:

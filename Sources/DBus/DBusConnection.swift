@@ -21,6 +21,15 @@ public final class DBusConnection: Sendable {
         /// A bus address such as `unix:path=/run/test/bus`.
         case address(String)
 
+        /// What to check when the bus cannot be reached, for a person reading the error.
+        public var whatToCheck: String {
+            switch self {
+            case .system: "is D-Bus running? (sudo systemctl start dbus)"
+            case .session: "is there a session bus? (outside a desktop session DBUS_SESSION_BUS_ADDRESS is unset: run under dbus-run-session, or give --bus unix:path=…)"
+            case .address: "is a bus listening there? (--bus takes system, session or an address like unix:path=/run/dbus/system_bus_socket)"
+            }
+        }
+
         /// `system`, `session`, or an address, as `--bus` takes it.
         public init(argument: String) {
             switch argument {

@@ -7,6 +7,16 @@ import Testing
 /// SPEC §7: `beacons.yaml` is refused as a whole, with one message per problem,
 /// each with file, line and field.
 @Suite struct ConfigurationLoaderTests {
+    /// The reference file in docs/configuration.md is one beacond takes:
+    /// a reader who copies it gets no error (it once had a venue no region covered).
+    @Test func theDocumentedFileLoads() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let block = try #require(page.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let configuration = try ConfigurationLoader.parse(block, file: "docs/configuration.md")
+        #expect(configuration.regions.map(\.id) == ["caffe-macs"] && configuration.venues.map(\.id) == ["coffee-bar"])
+    }
+
     static let cafe = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
     static let kaffeehaus = UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
 
