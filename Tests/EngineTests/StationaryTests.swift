@@ -105,8 +105,9 @@ import Testing
         #expect(filter.packetSpread.map(\.isFinite) ?? true)
     }
 
-    /// Through the engine: each ranged beacon and the nearest venue say
-    /// stationary once both counters' levels are flat; a stale beacon does not.
+    /// Through the engine: each ranged beacon says stationary once its level
+    /// is flat, and the nearest venue once both counters' have said it for the
+    /// switch dwell (2 s); a stale beacon does not.
     @Test func theEngineReportsAStationaryListener() throws {
         var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
         let beacons = [
@@ -116,12 +117,14 @@ import Testing
         EngineDriver.play(&engine, beacons, from: S.t0, until: S.t0 + .seconds(1))
         #expect(engine.nearestVenue?.isStationary == false)
         EngineDriver.play(&engine, beacons, from: S.t0 + .seconds(1), until: S.t0 + .seconds(6))
+        #expect(engine.rangedBeacons().allSatisfy { $0.isStationary })
+        EngineDriver.play(&engine, beacons, from: S.t0 + .seconds(6), until: S.t0 + .seconds(9))
         let venue = try #require(engine.nearestVenue)
         #expect(venue.venueID == "counter-1")
         #expect(venue.isStationary)
         #expect(engine.rangedBeacons().allSatisfy { $0.isStationary })
         // Counter 2 falls silent: stale, so neither it nor the listener is called still.
-        EngineDriver.play(&engine, [beacons[0]], from: S.t0 + .seconds(6), until: S.t0 + .seconds(12))
+        EngineDriver.play(&engine, [beacons[0]], from: S.t0 + .seconds(9), until: S.t0 + .seconds(15))
         #expect(engine.rangedBeacon(S.identity(1, 2))?.isStationary == false)
         #expect(engine.rangedBeacon(S.identity(1, 1))?.isStationary == true)
     }

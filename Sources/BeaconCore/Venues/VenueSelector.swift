@@ -45,9 +45,11 @@ public struct VenueSelector: Sendable {
     private var challenger: (venueIndex: Int, since: Timestamp)?
     private var currentIndex: Int?
     /// The beacons' word on the listener's stillness as last seen, and since
-    /// when it has said so: the answer takes it once it has held for `dwell`,
-    /// like a challenger, so that a one-packet flicker (a detector's false
-    /// alarm, or someone stepping a spoofed runner-up) is no announcement.
+    /// when it has said so. The answer calls the listener stationary once the
+    /// beacons have said it for `dwell`, like a challenger, and moving as soon
+    /// as they say so: a flicker (a detector's false alarm, someone stepping a
+    /// spoofed runner-up) is announced at most once per few seconds, and a
+    /// walk whose word flickers is never called still.
     private var stillness: (says: Bool, since: Timestamp)?
 
     public init(margin: Double, dwell: Duration) {
@@ -59,8 +61,8 @@ public struct VenueSelector: Sendable {
     /// closest ranged beacon). Returns true when the answer changed: its
     /// venue, its source, or whether the listener is stationary (so that
     /// live updates, like Core Location's, say when the listener settles or
-    /// moves on; the stillness the beacons tell is taken once it has held for
-    /// `dwell`, and at once with a new venue).
+    /// moves on; stillness is taken once the beacons have told it for `dwell`,
+    /// or at once with a new venue, and moving at once).
     public mutating func update(
         candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
     ) -> Bool {
@@ -94,14 +96,13 @@ public struct VenueSelector: Sendable {
             let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
             let says = winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true)
             if stillness?.says != says { stillness = (says, now) }
-            let held = previous.map { $0.0 == venues[winner.venueIndex].id && $0.1 == .ranging } == true
-                && now - (stillness?.since ?? now) < dwell
+            let sameVenue = previous.map { $0.0 == venues[winner.venueIndex].id && $0.1 == .ranging } == true
             currentIndex = winner.venueIndex
             current = NearestVenue(
                 venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
                 beacon: winner.solvedBeacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
                 margin: min(1, max(0, lead)),
-                isStationary: held ? previous!.2 : says)
+                isStationary: says && (!sameVenue || now - (stillness?.since ?? now) >= dwell))
         } else {
             challenger = nil
             currentIndex = nil
