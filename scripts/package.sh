@@ -7,7 +7,7 @@
 #
 #   scripts/package.sh [--prebuilt]     (--prebuilt: package the last release build, do not build)
 #
-# Version: what `beacond --version` says (BeacondVersion in Sources/beacond),
+# Version: what `beacond --version` says (Beacond.version in Sources/BeacondAPI),
 # plus +git<commits>.<hash> in a git checkout (.dirty with uncommitted changes).
 # Prints the package's path on stdout, everything else on stderr. Output: .build-package/.
 set -euo pipefail

@@ -3,6 +3,9 @@
 /// declarations, BeaconClient calls through them, and `generate-api` writes
 /// `dist/dbus/*.xml` and `docs/api/*.md` from them.
 public enum Beacond {
+    /// What `beacond --version`, `beaconctl --version` and Manager1's `Version` say
+    /// (the package adds its git suffix: scripts/package.sh).
+    public static let version = "0.1.0"
     public static let busName = "org.beacond"
     /// The manager's path, the ObjectManager for every object below it.
     public static let root = "/org/beacond"

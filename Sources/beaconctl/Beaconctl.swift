@@ -10,6 +10,12 @@ struct Beaconctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beaconctl",
         abstract: "Ask beacond which venue is nearest, which beacons it ranges, which regions it monitors.",
+        discussion: """
+            Exit status: 0 answered; 1 beacond or the bus could not be reached, or refused (the message says why); \
+            2 no venue is known (nearest), or nothing was sampled (calibrate); 3 MQTT is configured but not connected (mqtt); \
+            64 a usage error.
+            """,
+        version: Beacond.version,
         subcommands: [
             NearestCommand.self, BeaconsCommand.self, RegionsCommand.self, MonitorCommand.self, PreferCommand.self,
             CalibrateCommand.self, MqttCommand.self, ReloadCommand.self,

@@ -60,8 +60,12 @@ struct CalibrateCommand: AsyncParsableCommand {
     @Argument(help: "A venue id from beacons.yaml.")
     var venue: String
 
-    @Option(help: "How long to sample.")
+    @Option(help: "How long to sample, 1 to 600 seconds.")
     var seconds = 30
+
+    func validate() throws {
+        guard (1...600).contains(seconds) else { throw ValidationError("--seconds takes 1 to 600") }
+    }
 
     func run() async throws {
         let client = try await options.client()

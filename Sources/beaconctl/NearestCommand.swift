@@ -99,7 +99,9 @@ struct PreferCommand: AsyncParsableCommand {
     var nearest = false
 
     func validate() throws {
-        guard (venue != nil) != nearest else { throw ValidationError("give a venue id or --nearest") }
+        guard (venue != nil) != nearest else {
+            throw ValidationError(nearest ? "give a venue id or --nearest, not both" : "give a venue id or --nearest")
+        }
     }
 
     func run() async throws {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconCore
+import BeacondAPI
 
 /// `beacond`: the service, and its diagnostic subcommands.
 @main
@@ -7,14 +8,10 @@ struct Beacond: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond",
         abstract: "iBeacon scanning, region monitoring and ranging service.",
-        version: BeacondVersion.string,
+        version: BeacondAPI.Beacond.version,
         subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, EvaluateCommand.self],
         defaultSubcommand: RunCommand.self
     )
-}
-
-enum BeacondVersion {
-    static let string = "0.1.0"
 }
 
 extension SourceSpec {

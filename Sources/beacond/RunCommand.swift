@@ -3,6 +3,7 @@ import BeaconConfiguration
 import BeaconCore
 import BeaconService
 import BeaconSources
+import BeacondAPI
 import DBus
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -68,7 +69,7 @@ struct RunCommand: AsyncParsableCommand {
         let service = BeaconService(
             settings: BeaconService.Settings(
                 configurationPath: config, source: source, stateDirectory: directory,
-                bus: bus == "none" ? nil : DBusConnection.Bus(argument: bus), version: BeacondVersion.string),
+                bus: bus == "none" ? nil : DBusConnection.Bus(argument: bus), version: BeacondAPI.Beacond.version),
             configuration: loaded, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
