@@ -4,9 +4,10 @@
 # D-Bus session bus; beaconctl asks it which venue is nearest while the
 # simulated listener walks from counter to counter. Installs what it needs.
 # DEMO_SECONDS (default 100: counter 1, counter 2, then the coffee stand) says how long to watch.
+# The first run builds beacond and beaconctl (a debug build: several minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --build dbus-daemon   # what building needs, and the bus the demo runs on
 swift build --product beacond
 swift build --product beaconctl
 exec dbus-run-session -- bash -c '

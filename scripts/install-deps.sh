@@ -34,6 +34,11 @@ if [[ ${1:-} == --build ]]; then
 else
     packages=("${build[@]}" "${tests[@]}" "$@")
 fi
+# Said before apt runs, not after: without Swift nothing here can be built.
+if ! command -v swift >/dev/null; then
+    echo "swift is not on PATH: install Swift 6.2 or later (https://www.swift.org/install/linux/) and retry" >&2
+    exit 1
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -47,8 +52,4 @@ if ((${#missing[@]})); then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-if ! command -v swift >/dev/null; then
-    echo "swift is not on PATH: install Swift 6.2 or later (https://www.swift.org/install/linux/) and retry" >&2
-    exit 1
 fi
