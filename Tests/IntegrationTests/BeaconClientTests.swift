@@ -605,22 +605,7 @@ import Testing
     /// nearest` says it. A quiet radio (no shadowing, little fading), so that
     /// the level is flat.
     @Test func aListenerWhoSettlesIsToldSo() async throws {
-        let directory = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = directory.appendingPathComponent("still.yaml")
-        try Data(
-            """
-            radio: { shadowing_sigma: 0, fading_k: 100, packet_loss: 0 }
-            beacons:
-              - beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }
-                position: [0, 0]
-            listener:
-              start: [0, -1]
-              stops:
-                - { at: [0, -1], pause: 600s }
-            """.utf8
-        ).write(to: scenario)
-        let service = try await Service(source: "simulate:\(scenario.path)")
+        let service = try await Service.standingByCounter1(radio: "{ shadowing_sigma: 0, fading_k: 100, packet_loss: 0 }")
         let client = try await Self.client(service)
         let settled = try await Self.within(.seconds(30)) { () async throws -> Beacond.VenueUpdate? in
             for try await update in client.nearestVenueUpdates() where update.isStationary { return update }

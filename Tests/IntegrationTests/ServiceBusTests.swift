@@ -37,6 +37,20 @@ import Testing
             try await start()
         }
 
+        /// beacond on a simulated listener standing 1 m from counter 1's beacon
+        /// for ten minutes, the only beacon; `beacon` adds its lines to the
+        /// beacon's entry, `radio` is the scenario's radio line.
+        static func standingByCounter1(beacon: [String] = [], radio: String? = nil) async throws -> Service {
+            let scenario = try TestSupport.temporaryDirectory().appendingPathComponent("standing.yaml")
+            let lines = (radio.map { ["radio: \($0)"] } ?? []) + [
+                "beacons:",
+                "  - beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }",
+                "    position: [0, 0]",
+            ] + beacon.map { "    " + $0 } + ["listener:", "  start: [0, -1]", "  stops:", "    - { at: [0, -1], pause: 600s }"]
+            try Data(lines.joined(separator: "\n").utf8).write(to: scenario)
+            return try await Service(source: "simulate:\(scenario.path)")
+        }
+
         func start() async throws {
             let process = Process()
             let arguments = ["--bus", bus.address, "--state-dir", state.path, "--config", configuration] + (source.map { ["--source", $0] } ?? [])
@@ -726,23 +740,7 @@ import Testing
     /// some trackers send) is ranged with the configured default, reported as
     /// sent and flagged (Beacon1, beaconctl), and said once in the log.
     @Test func anImplausibleMeasuredPowerIsReportedAsSentFlaggedAndLoggedOnce() async throws {
-        let directory = try TestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = directory.appendingPathComponent("tracker.yaml")
-        try Data(
-            """
-            beacons:
-              - beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }
-                position: [0, 0]
-                measured_power: 0
-                true_power: -59
-            listener:
-              start: [0, -1]
-              stops:
-                - { at: [0, -1], pause: 600s }
-            """.utf8
-        ).write(to: scenario)
-        let service = try await Service(source: "simulate:\(scenario.path)")
+        let service = try await Service.standingByCounter1(beacon: ["measured_power: 0", "true_power: -59"])
         let beaconctl = TestSupport.product("beaconctl")
         var beacon: [String: Any]?
         let deadline = ContinuousClock.now + .seconds(20)
