@@ -19,7 +19,8 @@ public enum ConfigurationLoader {
     public static let installedPath = "/etc/beacond/beacons.yaml"
 
     public static func load(contentsOf path: String) throws(ConfigurationError) -> Configuration {
-        try parse(try bytes(of: path), file: path)
+        let hint = path.hasPrefix("/") ? nil : " in the working directory; an installed beacond reads \(installedPath) (--config \(installedPath))"
+        return try parse(try bytes(of: path, ifMissing: hint), file: path)
     }
 
     public static func parse(_ yaml: String, file: String) throws(ConfigurationError) -> Configuration {
@@ -31,9 +32,13 @@ public enum ConfigurationLoader {
     }
 
     /// A scenario file (`scenarios/cafe.yaml`); its name is the file's base name.
+    /// A missing one says which scenarios its directory has.
     public static func loadScenario(contentsOf path: String) throws(ConfigurationError) -> Scenario {
-        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        return try parseScenario(try bytes(of: path), file: path, name: name)
+        let file = URL(fileURLWithPath: path)
+        let there = (try? FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)) ?? []
+        let names = there.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+        let hint = names.isEmpty ? nil : "; the scenarios there: \(names.listed(atMost: 10))"
+        return try parseScenario(try bytes(of: path, ifMissing: hint), file: path, name: file.deletingPathExtension().lastPathComponent)
     }
 
     public static func parseScenario(_ yaml: String, file: String, name: String) throws(ConfigurationError) -> Scenario {
@@ -79,15 +84,14 @@ public enum ConfigurationLoader {
         return value
     }
 
-    /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be read.
-    private static func bytes(of path: String) throws(ConfigurationError) -> [UInt8] {
+    /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be
+    /// read, with `ifMissing` added when the file is not there.
+    private static func bytes(of path: String, ifMissing hint: String? = nil) throws(ConfigurationError) -> [UInt8] {
         do {
             return try RegularFile.read(path, limit: largestFile)
         } catch {
             var message = "cannot read: \(error)"
-            if case .noSuchFile = error, !path.hasPrefix("/") {
-                message += " in the working directory; an installed beacond reads \(installedPath) (--config \(installedPath))"
-            }
+            if case .noSuchFile = error, let hint { message += hint }
             throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: message)])
         }
     }

@@ -8,6 +8,11 @@ struct Beacond: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacond",
         abstract: "iBeacon scanning, region monitoring and ranging service.",
+        discussion: """
+            Without a subcommand beacond runs the service (`run`): --config, --source, --bus, --state-dir and \
+            --log-level are its options, listed by `beacond run --help`. To try it with no radio and no system bus: \
+            dbus-run-session -- beacond --bus session --source simulate --state-dir /tmp/beacond.
+            """,
         version: BeacondAPI.Beacond.version,
         subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, EvaluateCommand.self],
         defaultSubcommand: RunCommand.self

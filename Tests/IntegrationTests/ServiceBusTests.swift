@@ -812,6 +812,7 @@ import Testing
         #expect(!result.stderr.contains("Error:"))
         if source.hasPrefix("simulate") {
             #expect(result.stderr.contains("(simulate looks for scenarios/NAME.yaml beside the configuration file"), "\(result.stderr)")
+            #expect(result.stderr.contains("no such file; the scenarios there: busy, cafe, close-counters, long-stands"), "\(result.stderr)")
         }
         #expect(try String(contentsOf: state, encoding: .utf8) == saved)
     }

@@ -33,6 +33,16 @@ public struct RegionMonitor: Sendable {
     /// Half again the longest interval: a longer silence is a spell out of
     /// range, or may hide a move, not a beacon's interval.
     public static let longestGap = longestAdvertisingInterval * 1.5
+
+    /// Why a region was determined outside, in words that point at the cause:
+    /// none of its beacons heard at all is most often a UUID, major or minor
+    /// that matches nothing in range (compare with `beacond scan`), not a
+    /// weak signal.
+    static func outsideReason(heard: Bool, floor: Double?, for patience: Duration) -> String {
+        if heard { return "nothing strong enough to enter for \(patience.configurationText)" }
+        let below = floor.map { " at \(Int($0)) dBm (enter_rssi) or stronger" } ?? ""
+        return "none of its beacons heard\(below) for \(patience.configurationText); `beacond scan` shows what is in range"
+    }
     private(set) var regions: [Region] = []
     private var settings: RangingSettings
 
@@ -188,7 +198,7 @@ public struct RegionMonitor: Sendable {
                     transitions.append(
                         RegionTransition(
                             regionID: region.definition.key, kind: .determinedOutside, time: now, notify: false,
-                            reason: "nothing strong enough to enter for \(patience.configurationText)"))
+                            reason: Self.outsideReason(heard: region.lastQualifying != nil, floor: region.enterRSSI, for: patience)))
                 }
             case .outside:
                 break
