@@ -19,8 +19,9 @@ public enum ConfigurationLoader {
     public static let installedPath = "/etc/beacond/beacons.yaml"
 
     public static func load(contentsOf path: String) throws(ConfigurationError) -> Configuration {
-        let hint = path.hasPrefix("/") ? nil : " in the working directory; an installed beacond reads \(installedPath) (--config \(installedPath))"
-        return try parse(try bytes(of: path, ifMissing: hint), file: path)
+        try parse(
+            try bytes(of: path) { path.hasPrefix("/") ? nil : " in the working directory; an installed beacond reads \(installedPath) (--config \(installedPath))" },
+            file: path)
     }
 
     public static func parse(_ yaml: String, file: String) throws(ConfigurationError) -> Configuration {
@@ -35,10 +36,12 @@ public enum ConfigurationLoader {
     /// A missing one says which scenarios its directory has.
     public static func loadScenario(contentsOf path: String) throws(ConfigurationError) -> Scenario {
         let file = URL(fileURLWithPath: path)
-        let there = (try? FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)) ?? []
-        let names = there.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
-        let hint = names.isEmpty ? nil : "; the scenarios there: \(names.listed(atMost: 10))"
-        return try parseScenario(try bytes(of: path, ifMissing: hint), file: path, name: file.deletingPathExtension().lastPathComponent)
+        let bytes = try bytes(of: path) {
+            let there = (try? FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)) ?? []
+            let names = there.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+            return names.isEmpty ? nil : "; the scenarios there: \(names.listed(atMost: 10))"
+        }
+        return try parseScenario(bytes, file: path, name: file.deletingPathExtension().lastPathComponent)
     }
 
     public static func parseScenario(_ yaml: String, file: String, name: String) throws(ConfigurationError) -> Scenario {
@@ -85,13 +88,13 @@ public enum ConfigurationLoader {
     }
 
     /// The file's bytes, which libyaml checks are UTF-8; or why they cannot be
-    /// read, with `ifMissing` added when the file is not there.
-    private static func bytes(of path: String, ifMissing hint: String? = nil) throws(ConfigurationError) -> [UInt8] {
+    /// read, with what `ifMissing` says (worked out only then) when the file is not there.
+    private static func bytes(of path: String, ifMissing hint: () -> String? = { nil }) throws(ConfigurationError) -> [UInt8] {
         do {
             return try RegularFile.read(path, limit: largestFile)
         } catch {
             var message = "cannot read: \(error)"
-            if case .noSuchFile = error, let hint { message += hint }
+            if case .noSuchFile = error, let hint = hint() { message += hint }
             throw ConfigurationError(problems: [ConfigurationProblem(file: path, line: nil, field: "", message: message)])
         }
     }

@@ -230,8 +230,10 @@ public final class BeaconService: Service, Sendable {
                 }
             }
             // Time passes after every advertisement queued before it is in.
-            sourceTime.taken(lastHeard: lastHeard, at: ServiceClock.now())
-            let now = sourceTime.now(ServiceClock.now())
+            // The service's clock is read once a pass: pacing, backoff and the source's time agree.
+            let serviceNow = ServiceClock.now()
+            sourceTime.taken(lastHeard: lastHeard, at: serviceNow)
+            let now = sourceTime.now(serviceNow)
             let quiet = now - max(lastHeard ?? start, resumedAt)
             if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
@@ -256,8 +258,7 @@ public final class BeaconService: Service, Sendable {
             }
             dropped = batch.dropped
             // Paced on the service's clock: a replay at @max must not log a minute's line every millisecond.
-            if let line = dropReport.line(total: dropped, now: ServiceClock.now()) { logger.warning("\(line)") }
-            let serviceNow = ServiceClock.now()
+            if let line = dropReport.line(total: dropped, now: serviceNow) { logger.warning("\(line)") }
             for event in events {
                 // A beacon with no 1 m calibration is said once, and at a pace: strangers can send them.
                 if case .implausibleMeasuredPower(let beacon, _, _) = event,
@@ -279,7 +280,7 @@ public final class BeaconService: Service, Sendable {
             for (now, reason) in announcements { bus?.availabilityChanged(now, reason: reason) }
             announcements.removeAll()
             // The backoff is paced on the service's clock: a replay at @max must not retry at every pass.
-            report(keeper.sync(engine.state, now: ServiceClock.now()))
+            report(keeper.sync(engine.state, now: serviceNow))
             for reply in replies { reply() }
             // A bus connection lost (dbus-daemon restarted, or the transport dropped)
             // is never regained: stop, and systemd starts beacond again (exit 69).

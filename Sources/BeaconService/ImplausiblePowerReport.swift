@@ -15,8 +15,8 @@ struct ImplausiblePowerReport {
     static let remembered = EngineLimits().trackedBeacons
 
     private var said: Set<BeaconIdentity> = []
-    /// When the current minute of named beacons began, and how many it named.
-    private var window: (start: Timestamp, named: Int)?
+    /// The strangers named in the current minute.
+    private var named = PeriodBudget(budget: namedPerMinute, period: interval)
     /// Beacons not named since the last count, and when the first of them came.
     private var unnamed: (count: Int, since: Timestamp)?
 
@@ -25,13 +25,11 @@ struct ImplausiblePowerReport {
         guard !said.contains(beacon) else { return false }
         if said.count < Self.remembered { said.insert(beacon) }
         if isVenue { return true }
-        var current: (start: Timestamp, named: Int) = window.flatMap { now - $0.start < Self.interval ? $0 : nil } ?? (now, 0)
-        defer { window = current }
-        guard current.named < Self.namedPerMinute else {
+        guard named.remaining(at: now) > 0 else {
             unnamed = ((unnamed?.count ?? 0) + 1, unnamed?.since ?? now)
             return false
         }
-        current.named += 1
+        named.spend(1)
         return true
     }
 

@@ -2,7 +2,8 @@ import BeaconCore
 
 /// At most `budget` announcements per `period`, however often they are
 /// asked for: the count starts again once a period has passed since the
-/// first of it. One rule for Beacon1 and Venue1 objects.
+/// first of it. One rule for Beacon1 and Venue1 objects and the journal's
+/// implausible-power lines.
 struct PeriodBudget {
     let budget: Int
     let period: Duration
