@@ -25,6 +25,11 @@ public final class BeaconService: Service, Sendable {
         public var tickInterval = BeaconEngine.tickInterval
         /// A source that delivers nothing for this long is reported as silent.
         public var silenceAfter: Duration = .seconds(30)
+        /// What the ticker and paced sources sleep on. A test running the
+        /// service in its own process gives one whose wake-ups come on the
+        /// service's own thread: the shared pool's timers, starved while a whole
+        /// suite starts, woke the ticker and a replay seconds apart, out of order.
+        public var pacing: any Clock<Duration> = ContinuousClock()
         /// Where to offer the API; `nil` runs without D-Bus.
         public var bus: DBusConnection.Bus?
         public var version: String
@@ -59,8 +64,8 @@ public final class BeaconService: Service, Sendable {
     public func run() async throws {
         let mailbox = ServiceMailbox(capacity: limits.advertisementQueue)
         let spec = source
-        let factory = SourceFactory(configurationPath: settings.configurationPath, rebaseReplays: true)
-        let interval = settings.tickInterval
+        let factory = SourceFactory(configurationPath: settings.configurationPath, rebaseReplays: true, pacing: settings.pacing)
+        let (interval, pacing) = (settings.tickInterval, settings.pacing)
         try await cancelWhenGracefulShutdown {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -75,7 +80,7 @@ public final class BeaconService: Service, Sendable {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
+                        try? await pacing.sleep(for: interval)
                         mailbox.post(.tick)
                     }
                 }

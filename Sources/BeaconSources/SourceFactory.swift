@@ -14,10 +14,13 @@ public struct SourceFactory: Sendable {
     public var configurationPath: String
     /// Replays keep recorded times (`scan`) or start at the run's start (the service).
     public var rebaseReplays: Bool
+    /// What paced sources (replays, simulations) sleep on.
+    public var pacing: any Clock<Duration>
 
-    public init(configurationPath: String, rebaseReplays: Bool) {
+    public init(configurationPath: String, rebaseReplays: Bool, pacing: any Clock<Duration> = ContinuousClock()) {
         self.configurationPath = configurationPath
         self.rebaseReplays = rebaseReplays
+        self.pacing = pacing
     }
 
     private func loadScenario(_ name: String?) throws(SourceError) -> Scenario {
@@ -33,11 +36,11 @@ public struct SourceFactory: Sendable {
         switch spec {
         case .replay(let path, let speed):
             let summary = try await ReplaySource(path: path, speed: speed)
-                .run(clock: ContinuousClock(), startTime: ServiceClock.now(), rebased: rebaseReplays, deliver)
+                .run(clock: pacing, startTime: ServiceClock.now(), rebased: rebaseReplays, deliver)
             return .replay(summary)
         case .simulate(let name):
             let scenario = try loadScenario(name)
-            await SimulatedSource(scenario: scenario).run(clock: ContinuousClock(), startTime: ServiceClock.now(), deliver)
+            await SimulatedSource(scenario: scenario).run(clock: pacing, startTime: ServiceClock.now(), deliver)
             return .live
         case .hci(let adapter):
             try await HCISource(adapter: adapter).run(deliver)
