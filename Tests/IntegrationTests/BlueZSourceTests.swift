@@ -121,9 +121,10 @@ import Testing
     }
 
     /// Keeps both counters advertising (10 reports a second each) until the
-    /// nearest venue is `venue`; fails after 20 s.
+    /// nearest venue is `venue`; fails after 60 s (each round starts busctl,
+    /// slow when the whole suite starts).
     static func advertise(_ mock: MockBlueZ, _ service: Service, counter1 rssi1: Int, counter2 rssi2: Int, until venue: String) throws {
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(60)
         var rounds = 0
         while Date() < deadline {
             try mock.advertise([(counter1.address, rssi1), (counter2.address, rssi2)])

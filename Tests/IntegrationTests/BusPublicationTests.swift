@@ -41,20 +41,28 @@ import Testing
         let client = try DBusConnection.connect(.address(bus.address))
         defer { client.close() }
         let strangers = (0..<2_000).map { Self.ranged(1_000, UInt16($0), distance: 5) }
+        final class Answers: Sendable { let count = Mutex(0) }
+        let answers = Answers()
         let asking = Task {
             while !Task.isCancelled {
                 await withTaskGroup(of: Void.self) { group in
                     for _ in 0..<20 {
                         group.addTask {
-                            _ = try? await client.call(
+                            if (try? await client.call(
                                 destination: Beacond.busName, path: Beacond.root, interface: Beacond.Manager1.name,
-                                member: Beacond.Manager1.getNearestVenue.name)
+                                member: Beacond.Manager1.getNearestVenue.name)) != nil
+                            {
+                                answers.count.withLock { $0 += 1 }
+                            }
                         }
                     }
                 }
             }
         }
-        for round in 1...10 {
+        // Ten publications at least, and on until 100 answers came (a starved suite's client asks slowly).
+        var round = 0
+        while round < 10 || (answers.count.withLock { $0 } < 100 && round < venues.count - 1) {
+            round += 1
             let nearest = Self.ranged(1, UInt16(round), distance: 1, venue: "venue-\(round)")
             snapshot.time = Self.t0 + .milliseconds(Int64(round) * 1_100)
             snapshot.ranged = [nearest] + strangers
@@ -88,8 +96,8 @@ import Testing
                 if !announced.contains(path) { early.append(path) }
             }
         }
-        // Batches of 20 calls go on through the ten publications: under load as few as five batches
-        // complete (100 answers in a CI-like run); before the fix thousands of answers were early.
+        // Batches of 20 calls go on through the publications, which go on until 100 answers came
+        // (GetNearestVenue names a beacon once one is nearest); before the fix thousands of answers were early.
         #expect(named >= 40, "too few answers named a beacon to tell anything")
         #expect(early.count == 0, "\(early.count) of \(named) answers named a beacon before its InterfacesAdded: \(early.prefix(5))")
     }
@@ -128,7 +136,10 @@ import Testing
             }
         }
         let strangers = (0..<2_000).map { Self.ranged(1_000, UInt16($0), distance: 5) }
-        for round in 1...20 {
+        // Twenty publications at least, and on until 100 reads came (a starved suite's client reads slowly).
+        var round = 0
+        while round < 20 || (reads.ids.withLock { $0.count } < 100 && round < 400) {
+            round += 1
             snapshot.time = Self.t0 + .milliseconds(Int64(round) * 1_100)
             snapshot.configuration = Configuration(venues: round % 2 == 0 ? venues : Array(venues.dropFirst()))
             snapshot.ranged = strangers

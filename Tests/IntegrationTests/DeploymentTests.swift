@@ -111,7 +111,7 @@ import Testing
             """, socket] + (silence.map { [String($0)] } ?? [])
         receiver.standardOutput = heard
         try receiver.run()
-        #expect(await heard.fileHandleForReading.line(deadline: .now() + 10) == "ready")
+        #expect(await heard.fileHandleForReading.line(deadline: .now() + 60) == "ready")
         return (receiver, heard.fileHandleForReading)
     }
 
@@ -203,7 +203,7 @@ import Testing
         freezer.standardInput = thaw
         try freezer.run()
         defer { freezer.killAndWait() }
-        try #require(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "frozen")
+        try #require(await frozen.fileHandleForReading.line(deadline: .now() + 60) == "frozen")
 
         let stuck = await logged.lines(until: { $0.contains("the D-Bus thread has left its work waiting for") }, seconds: 30)
         #expect(stuck.found, "\(stuck.lines.suffix(5))")
@@ -213,7 +213,7 @@ import Testing
         #expect(silent.found, "\(silent.lines)")
 
         thaw.fileHandleForWriting.write(Data("\n".utf8))
-        #expect(await frozen.fileHandleForReading.line(deadline: .now() + 10) == "thawed")
+        #expect(await frozen.fileHandleForReading.line(deadline: .now() + 60) == "thawed")
         let unstuck = await logged.lines(until: { $0.contains("the D-Bus thread takes its work again") }, seconds: 30)
         #expect(unstuck.found, "\(unstuck.lines.suffix(5))")
         let resumed = await heard.lines(until: { $0 == "WATCHDOG=1" }, seconds: 30)

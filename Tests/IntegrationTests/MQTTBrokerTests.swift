@@ -211,7 +211,8 @@ import Testing
         let property = try Self.mqttProperty(service)
         #expect(property.contains("disconnected: Connection refused") || property.contains("connecting: "), "\(property)")
         let beaconctl = try await TestSupport.run(TestSupport.product("beaconctl"), ["mqtt", "--bus", service.bus.address])
-        #expect(beaconctl.status == 3 && beaconctl.stdout.hasPrefix("disconnected: Connection refused"), "\(beaconctl)")
+        // Between two tries it may be connecting again, as the property above.
+        #expect(beaconctl.status == 3 && (beaconctl.stdout.hasPrefix("disconnected: Connection refused") || beaconctl.stdout.hasPrefix("connecting: ")), "\(beaconctl)")
     }
 
     @Test func aListenerThatNeverAnswersIsNotCalledABrokerThatStoppedAnswering() async throws {

@@ -22,7 +22,7 @@ final class MQTTSubscriber: @unchecked Sendable {
         process.standardOutput = output
         try process.run()
         var lines: [String] = []
-        while let line = await output.fileHandleForReading.line(deadline: .now() + 10) {
+        while let line = await output.fileHandleForReading.line(deadline: .now() + 60) {
             lines.append(line)
             if line.contains("SUBACK") { return }
         }

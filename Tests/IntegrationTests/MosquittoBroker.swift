@@ -35,7 +35,7 @@ final class MosquittoBroker: @unchecked Sendable {
         try process.run()
         self.process = process
         // It says so once it listens.
-        let running = await Self.waitFor(log, timeout: 10) { $0.contains(" running") }
+        let running = await Self.waitFor(log, timeout: 60) { $0.contains(" running") }
         try #require(running, "mosquitto did not start: \(logText)")
     }
 

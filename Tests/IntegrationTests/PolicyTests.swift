@@ -152,12 +152,12 @@ struct PolicyTests {
         }
         func text(_ log: URL) -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         // Both are watching before the service exists (gdbus says so once it has its match rule).
-        _ = await eventually(seconds: 20) { monitors.allSatisfy { text($0.log).contains("does not have an owner") } }
+        _ = await eventually(seconds: 60) { monitors.allSatisfy { text($0.log).contains("does not have an owner") } }
         let service = try await Self.service(on: bus)
         let member = monitors[0].log
         // Every kind the outsider must not receive was sent: the member saw each.
         let kinds = ["RegionEntered", "NearestVenueChanged", "InterfacesAdded", "PropertiesChanged"]
-        _ = await eventually(seconds: 40) { kinds.allSatisfy { text(member).contains($0) } }
+        _ = await eventually(seconds: 60) { kinds.allSatisfy { text(member).contains($0) } }
         for kind in kinds { #expect(text(member).contains(kind), "the member did not receive \(kind):\n\(service.logText)") }
         #expect(text(member).contains("\(Beacond.Manager1.name).\(Beacond.Manager1.nearestVenueChanged.name)"))
         #expect(text(member).contains("org.freedesktop.DBus.ObjectManager.InterfacesAdded"))

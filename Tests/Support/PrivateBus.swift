@@ -52,10 +52,10 @@ public final class PrivateBus: @unchecked Sendable {
         process.standardOutput = output
         try process.run()
         // The daemon prints its address once it listens: a real event to wait for.
-        let line = output.fileHandleForReading.availableLine(deadline: .now() + 10)
+        let line = output.fileHandleForReading.availableLine(deadline: .now() + 60)
         guard let line, !line.isEmpty else {
             process.killAndWait()
-            throw TestSupport.Failure("dbus-daemon did not start within 10 s")
+            throw TestSupport.Failure("dbus-daemon did not start within 60 s")
         }
         address = line
     }
