@@ -27,8 +27,9 @@ public final class BeaconService: Service, Sendable {
         public var silenceAfter: Duration = .seconds(30)
         /// What the ticker and paced sources sleep on. A test running the
         /// service in its own process gives one whose wake-ups come on the
-        /// service's own thread: the shared pool's timers, starved while a whole
-        /// suite starts, woke the ticker and a replay seconds apart, out of order.
+        /// service's own thread, in the order they fall due: with the shared
+        /// pool's timers, starved while a whole suite starts, a replay once
+        /// fell seconds behind the ticker (the likeliest cause; not reproduced).
         public var pacing: any Clock<Duration> = ContinuousClock()
         /// Where to offer the API; `nil` runs without D-Bus.
         public var bus: DBusConnection.Bus?
