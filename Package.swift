@@ -124,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BeaconCoreTests",
-            dependencies: ["BeaconCore", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["BeaconCore", "BeaconTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "BeaconConfigurationTests",
@@ -140,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService", "BeacondAPI"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService", "BeacondAPI", "BeaconTestSupport"]
         ),
         .testTarget(
             name: "SourcesTests",

@@ -1,5 +1,7 @@
 import BeaconCore
 import BeaconService
+import BeaconTestSupport
+import Foundation
 import Testing
 
 /// What the decoder's rules for real beacons mean downstream: a sighting
@@ -83,6 +85,31 @@ import Testing
         #expect(line.contains("\(beacon)"))
         #expect(line.contains("measured power \(power) dBm"))
         #expect(line.contains("-59 dBm"))
+    }
+
+    /// A real beacon that sends −3 dBm (Home Assistant's FEASY test vector,
+    /// which HA ranges at its 400 m cap): decoded from its bytes, it is
+    /// announced once and ranged with the default, 1.6 m at −63 dBm.
+    @Test func thePeersFeasyBeaconIsRangedWithTheDefault() throws {
+        let vector = try #require(PeerVector.all.first { $0.peer.contains("FEASY_BEACON_SERVICE_INFO_1") })
+        let feasy = try #require(UUID(uuidString: "FDA50693-A4E2-4FB1-AFCF-C6EB07647825"))
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.regions.append(RegionDefinition(id: "feasy", constraint: BeaconConstraint(uuid: feasy)))
+            }, now: S.t0)
+        var decoder = AdvertisementDecoder()
+        var events: [EngineEvent] = []
+        for step in 0..<50 {
+            let time = S.t0 + .milliseconds(Int64(step) * 100)
+            decoder.decode(event: vector.hciEvent[...], at: time) { engine.ingest($0, into: &events) }
+            if step % 2 == 1 { engine.tick(now: time, into: &events) }
+        }
+        let beacon = BeaconIdentity(uuid: feasy, major: 10065, minor: 26049)
+        let announcements = events.filter { if case .implausibleMeasuredPower = $0 { true } else { false } }
+        #expect(announcements == [.implausibleMeasuredPower(beacon, advertised: -3, rangingWith: -59)])
+        let ranged = try #require(engine.rangedBeacon(beacon))
+        #expect(ranged.measuredPower == -59)
+        #expect(abs(ranged.distance - 1.585) < 0.1)  // 10^((−59 + 63) / 20)
     }
 
     @Test func theConfiguredDefaultAndTheVenueCalibrationWin() throws {

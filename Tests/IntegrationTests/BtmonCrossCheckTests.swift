@@ -61,6 +61,45 @@ import Testing
         #expect(try await Self.beacondObservations(TestSupport.recording("rpi-hcidump-ibeacon.raw")) == btmon)
     }
 
+    /// The peers' vectors (`PeerVector`): btmon, beacond and the peers' own
+    /// tests must agree on every iBeacon in them, the Jaalee's with its
+    /// battery byte too (btmon ignores that byte, as beacond does).
+    @Test func peersVectorsAgreeWithBtmon() async throws {
+        var writer = BtsnoopWriter(datalink: .h4)
+        var time = Timestamp.milliseconds(1_700_000_000_000)
+        var peers: [Observation] = []
+        for vector in PeerVector.all {
+            writer.append(event: vector.hciEvent, at: time)
+            time = time + .milliseconds(100)
+            var reports: [AdvertisingReport] = []
+            try HCIEvent.forEachAdvertisingReport(in: vector.hciEvent[...]) { reports.append($0) }
+            let report = try #require(reports.first)
+            let fields: (uuid: String, major: Int, minor: Int, power: Int)? =
+                switch vector.verdict {
+                case .iBeacon(let uuid, let major, let minor, let power): (uuid, major, minor, power)
+                // The peers assert what they make of major and minor, not the numbers: take btmon's word for those.
+                case .jaalee, .tilt, .noIBeacon: nil
+                }
+            if let fields {
+                peers.append(
+                    Observation(
+                        address: report.address.description, rssi: Int(try #require(report.rssi)), uuid: fields.uuid,
+                        major: fields.major, minor: fields.minor, measuredPower: fields.power))
+            }
+        }
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("peers.btsnoop").path
+        try Data(writer.bytes).write(to: URL(fileURLWithPath: path))
+
+        let btmon = try await Self.btmonObservations(path)
+        let iBeacons = PeerVector.all.filter { if case .noIBeacon = $0.verdict { false } else { true } }.count
+        #expect(btmon.count == iBeacons, "btmon saw \(btmon.count) of the peers' \(iBeacons) iBeacons")
+        #expect(try await Self.beacondObservations(path) == btmon)
+        #expect(Set(peers).isSubset(of: Set(btmon)), "peers \(peers)\nbtmon \(btmon)")
+        try await Self.expectSameBytes(path, writer.bytes)
+    }
+
     // MARK: Captures
 
     /// Random legacy and extended report events: iBeacons among scan
