@@ -18,6 +18,9 @@ import Testing
         return (reports, sightings, decoder)
     }
 
+    /// The test of Home Assistant's whose vector is an Apple `02 15` and seven bytes.
+    static let truncated = "test_ignore_not_ibeacons"
+
     /// The peer's `round(x, 2)`.
     static func hundredths(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
@@ -31,6 +34,8 @@ import Testing
         }
         if let rssi = vector.rssi { #expect(report.rssi.map(Int.init) == rssi) }
 
+        // Only the truncated iBeacon is malformed (aTruncatedIBeaconPeersIgnoreIsCountedMalformed).
+        #expect(decoder.malformedFrames == (vector.peer.contains(Self.truncated) ? 1 : 0))
         if case .noIBeacon = vector.verdict {
             #expect(sightings.isEmpty)
             return
@@ -65,7 +70,7 @@ import Testing
     /// Home Assistant ignores an Apple `02 15` followed by seven bytes; beacond
     /// drops it too, and counts it as malformed rather than losing it silently.
     @Test func aTruncatedIBeaconPeersIgnoreIsCountedMalformed() throws {
-        let vector = try #require(PeerVector.all.first { $0.peer.contains("test_ignore_not_ibeacons") })
+        let vector = try #require(PeerVector.all.first { $0.peer.contains(Self.truncated) })
         let (_, sightings, decoder) = try Self.decode(vector)
         #expect(sightings.isEmpty)
         #expect(decoder.malformedFrames == 1)
