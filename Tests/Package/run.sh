@@ -84,13 +84,15 @@ trap cleanup EXIT
 mkdir -p "$cache/archives"
 tarball=$cache/$suite-minbase-$arch.tar
 if [[ -d $rootfs ]]; then
+    # A run killed before its trap (a CI job cut off) leaves the host's /dev
+    # bound inside: never follow a mount while removing the old root.
     unmount
-    rm -rf "$rootfs"
+    rm -rf --one-file-system "$rootfs"
 fi
 if [[ ! -e $tarball ]]; then
     echo "package: debootstrap $suite (minbase) from $mirror" >&2
     debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$out/debootstrap.log" 2>&1 ||
-        { tail -5 "$out/debootstrap.log" >&2; rm -rf "$rootfs"; skip "debootstrap $suite from $mirror failed (no network?); $out/debootstrap.log"; }
+        { tail -5 "$out/debootstrap.log" >&2; rm -rf --one-file-system "$rootfs"; skip "debootstrap $suite from $mirror failed (no network?); $out/debootstrap.log"; }
     tar -C "$rootfs" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
 else
     mkdir -p "$rootfs" && tar -C "$rootfs" -xf "$tarball"
