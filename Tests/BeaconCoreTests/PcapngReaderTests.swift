@@ -289,6 +289,24 @@ import Testing
         #expect(reader.skippedRecords == 1)
     }
 
+    /// Legacy advertising is sent on LE 1M only: a packet the sniffer heard on
+    /// LE 2M or LE Coded is extended advertising, passed over, not counted
+    /// as damage. On Coded a Coding Indicator (here 00) precedes the PDU
+    /// header; read as the header, this ADV_EXT_IND would be an ADV_IND from 05:20:01:18:06:07.
+    @Test func packetsHeardOnLE2MOrCodedAreNotLegacyAdvertisements() throws {
+        let coded = Fixtures.hex("00 C4 80 00 D6 BE 89 8E 13 8C  D6 BE 89 8E 00 07 07 06 18 01 20 05 0A 40 00 00 00")
+        var twoM = LinkType.bluetoothLELLWithPHDR.packet(for: Self.reports[0])
+        twoM[9] |= 0x40
+        var nordicCoded = LinkType.nordicBLE.packet(for: Self.reports[0])
+        nordicCoded[8] |= 0x20
+        for (type, packets) in [(LinkType.bluetoothLELLWithPHDR, [coded, twoM]), (.nordicBLE, [nordicCoded])] {
+            let oneM = type.packet(for: Self.reports[1])
+            let (read, _, reader) = try Self.decode(Self.llCapture(type, packets + [oneM]))
+            #expect(read.map(\.address) == [Self.reports[1].address], "\(type)")
+            #expect(reader.skippedRecords == 0, "\(type)")
+        }
+    }
+
     @Test func nordicSnifferVersionsAndLengths() throws {
         let air = AdvertisingPDU.packet(for: Self.reports[0])
         let header: [UInt8] = [10, 0x01, 37, 67, 0, 0, 0, 0, 0, 0]

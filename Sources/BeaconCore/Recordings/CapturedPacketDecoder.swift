@@ -29,6 +29,7 @@ struct CapturedPacketDecoder: Sendable {
         case .bluetoothLELLWithPHDR:
             guard data.count >= LinkType.radioHeaderSize else { return skip("LE packet shorter than its 10-byte radio header") }
             let flags = data.uint16(at: data.startIndex + 8, bigEndian: false)
+            guard Self.carriesLegacyAdvertising(phy: (flags & LinkType.RadioHeaderFlag.phy) >> 14) else { return nil }
             let rssi = flags & LinkType.RadioHeaderFlag.signalPowerValid != 0 ? Int8(bitPattern: data[data.startIndex + 1]) : nil
             let crc = flags & LinkType.RadioHeaderFlag.crcChecked != 0 ? flags & LinkType.RadioHeaderFlag.crcValid != 0 : nil
             return advertisement(
@@ -59,12 +60,21 @@ struct CapturedPacketDecoder: Sendable {
         guard headerLength >= 4, LinkType.nordicHeaderSize + headerLength <= data.count else {
             return skip("nRF Sniffer packet header of \(headerLength) bytes")
         }
+        guard Self.carriesLegacyAdvertising(phy: UInt16(data[s + 8] & LinkType.nordicPHY) >> 4) else { return nil }
         let crcOK = data[s + 8] & 1 == 1
         let rssi = Int8(clamping: -Int(data[s + 10]))
         return advertisement(
             AdvertisingPDU.reportEvent(data.dropFirst(LinkType.nordicHeaderSize + headerLength), rssi: rssi, crcChecked: crcOK),
             at: time)
     }
+
+    /// Whether a packet the sniffer heard on PHY `phy` (0 LE 1M, 1 LE 2M,
+    /// 2 LE Coded) can be a legacy advertisement. Legacy advertising PDUs,
+    /// every iBeacon among them, are sent on LE 1M only (Core Specification
+    /// Vol 6 Part B 2.3): anything else is extended advertising, passed over
+    /// as ADV_EXT_IND is; and on LE Coded a Coding Indicator sits before the
+    /// PDU header, which reading on would take for the header, making up an advertiser.
+    static func carriesLegacyAdvertising(phy: UInt16) -> Bool { phy == 0 }
 
     private mutating func advertisement(_ result: Result<[UInt8], AdvertisingPDU.Rejection>, at time: Timestamp?) -> RecordedEvent? {
         switch result {

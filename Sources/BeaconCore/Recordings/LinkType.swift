@@ -38,7 +38,12 @@ extension LinkType {
         static let signalPowerValid: UInt16 = 0x0002
         static let crcChecked: UInt16 = 0x0400
         static let crcValid: UInt16 = 0x0800
+        /// Bits 14–15: 0 LE 1M, 1 LE 2M, 2 LE Coded.
+        static let phy: UInt16 = 0xC000
     }
+
+    /// The nRF Sniffer's PHY bits in its packet header's flags (0 LE 1M, 1 LE 2M, 2 LE Coded).
+    static let nordicPHY: UInt8 = 0x70
 
     static let radioHeaderSize = 10
     /// Board id, payload length (2), protocol version, packet counter (2), packet id.
