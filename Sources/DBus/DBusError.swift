@@ -53,4 +53,11 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public static let cancelledName = "DBus.Error.Cancelled"
+
+    /// A reply held more values than this binding decodes
+    /// (`MessageCoder.mostValuesInReplies`). Never sent on the bus: libdbus's
+    /// name for a limit exceeded, as dbus-daemon uses it for its own limits.
+    public static func replyTooLarge(_ message: String) -> DBusError {
+        DBusError("org.freedesktop.DBus.Error.LimitsExceeded", message)
+    }
 }

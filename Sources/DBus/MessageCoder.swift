@@ -18,10 +18,14 @@ enum MessageCoder {
     /// its own heap value.
     static let mostValuesFromPeers = 16_384
 
-    /// All of a message's arguments: for replies to calls this process made.
-    static func read(_ message: OpaquePointer) -> [DBusValue] {
-        (try? read(message, atMost: .max)) ?? []
-    }
+    /// The most values decoded from a reply to a call this process made. The
+    /// largest replies these programs ask for are GetManagedObjects: beacond's
+    /// holds about 50 values a beacon (15 properties), 50,000 at its bound of
+    /// 1,000 beacons; BlueZ's about 150 a device it knows (its byte arrays
+    /// count a value a byte), so about 7,000 devices fit. A peer answering with a 32 MiB array (the system
+    /// bus's largest message) would otherwise become 33 million heap values,
+    /// over a gigabyte; this bound keeps a reply under about 50 MB.
+    static let mostValuesInReplies = 1 << 20
 
     /// A message's arguments, decoding no more than `limit` values.
     static func read(_ message: OpaquePointer, atMost limit: Int) throws(TooManyValues) -> [DBusValue] {

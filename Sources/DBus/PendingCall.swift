@@ -63,11 +63,18 @@ final class PendingCall: @unchecked Sendable {
     }
 
     /// The reply (or libdbus's own error for a timeout or a lost connection) as a result.
+    /// A reply of more than `MessageCoder.mostValuesInReplies` values fails as `DBusError.replyTooLarge`.
     static func result(of reply: OpaquePointer) -> Result<[DBusValue], DBusError> {
-        guard dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR else { return .success(MessageCoder.read(reply)) }
+        let arguments: [DBusValue]
+        do {
+            arguments = try MessageCoder.read(reply, atMost: MessageCoder.mostValuesInReplies)
+        } catch {
+            let sender = dbus_message_get_sender(reply).map { String(cString: $0) } ?? "the peer"
+            return .failure(.replyTooLarge("\(sender) answered with more than \(MessageCoder.mostValuesInReplies) values; none were read"))
+        }
+        guard dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR else { return .success(arguments) }
         let name = dbus_message_get_error_name(reply).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
-        let text = MessageCoder.read(reply).first?.string ?? name
-        return .failure(DBusError(name, text))
+        return .failure(DBusError(name, arguments.first?.string ?? name))
     }
 }
 
