@@ -11,7 +11,7 @@ struct NearestCommand: AsyncParsableCommand {
 
     @OptionGroup var options: BusOptions
 
-    @Option(help: "Wait up to this long for an answer (500ms, 10s, 2m) instead of failing at once.")
+    @Option(help: "Wait up to this long (500ms, 10s, 2m) for a ranged answer; then answer as without it (the preferred venue, or none).")
     var wait: String?
 
     /// A bad `--wait` is a usage error (64) before the bus is looked for.
@@ -24,7 +24,12 @@ struct NearestCommand: AsyncParsableCommand {
         do {
             let client = try await options.client()
             if let wait, let milliseconds = Self.milliseconds(wait) {
-                venue = try await Self.request(client, within: .milliseconds(milliseconds))
+                do {
+                    venue = try await Self.request(client, within: .milliseconds(milliseconds))
+                } catch BeacondError.locationUnknown {
+                    // RequestNearestVenue waits for ranging only: the preferred venue is what GetNearestVenue adds.
+                    venue = try await client.nearestVenue()
+                }
             } else {
                 venue = try await client.nearestVenue()
             }

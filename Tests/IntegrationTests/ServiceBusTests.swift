@@ -273,27 +273,7 @@ import Testing
     /// SetPreferredVenue is answered once its publication is out, so every
     /// read that follows must see it (no sleeping: each reply is the event).
     @Test func theNearestVenueFollowsEachPublication() async throws {
-        let directory = try TestSupport.temporaryDirectory()
-        let configuration = directory.appendingPathComponent("beacons.yaml")
-        try Data(
-            """
-            regions:
-              - id: doors
-                uuid: 11111111-2222-3333-4444-555555555555
-            venues:
-              - id: north
-                name: North door
-                beacon: { uuid: 11111111-2222-3333-4444-555555555555, major: 1, minor: 1 }
-              - id: south
-                name: South door
-                beacon: { uuid: 11111111-2222-3333-4444-555555555555, major: 1, minor: 2 }
-            """.utf8
-        ).write(to: configuration)
-        // The simulated café's beacons, none of them these doors': only preferences answer.
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
-        let service = try await Service(configuration: configuration.path)
+        let service = try await Self.doorsService()
         let result = try await service.python(
             """
             properties = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.Properties")
@@ -315,6 +295,47 @@ import Testing
             """)
         #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
         #expect(result.stdout.split(separator: "\n") == ["\(BeacondError.Code.noVenue.name)", "[]"], "\(service.logText)")
+    }
+
+    /// The simulated café with a configuration of two doors whose beacons it
+    /// does not have: only a preferred venue can answer.
+    static func doorsService() async throws -> Service {
+        let directory = try TestSupport.temporaryDirectory()
+        let configuration = directory.appendingPathComponent("beacons.yaml")
+        try Data(
+            """
+            regions:
+              - id: doors
+                uuid: 11111111-2222-3333-4444-555555555555
+            venues:
+              - id: north
+                name: North door
+                beacon: { uuid: 11111111-2222-3333-4444-555555555555, major: 1, minor: 1 }
+              - id: south
+                name: South door
+                beacon: { uuid: 11111111-2222-3333-4444-555555555555, major: 1, minor: 2 }
+            """.utf8
+        ).write(to: configuration)
+        // The simulated café's beacons, none of them these doors': only preferences answer.
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
+        return try await Service(configuration: configuration.path)
+    }
+
+    /// `beaconctl nearest --wait` waits for a ranged answer; when none comes
+    /// it answers as plain `nearest` does: the preferred venue, else none (exit 2).
+    @Test func beaconctlWaitEndsWithThePreferredVenueOrNone() async throws {
+        let service = try await Self.doorsService()
+        let beaconctl = TestSupport.product("beaconctl")
+        let none = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "1s"])
+        #expect(none.status == 2, "\(none.status) \(none.stdout) \(none.stderr)")
+        #expect(try service.call("SetPreferredVenue", ["s", "north"]).status == 0)
+        let preferred = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "1s", "--json"])
+        #expect(preferred.status == 0, "\(preferred.stderr)")
+        let venue = try JSONSerialization.jsonObject(with: Data(preferred.stdout.utf8)) as? [String: Any]
+        #expect(venue?["id"] as? String == "north")
+        #expect(venue?["source"] as? String == "preference")
     }
 
     @Test func badCallsGetTheRightErrorsAndTheServiceKeepsAnswering() async throws {
