@@ -105,12 +105,17 @@ extension BeaconClient {
     /// after subscribing, so nothing it signals from then on is missed: what
     /// a monitor that says it is ready needs. Fails when beacond is not on the bus.
     public func events() async throws(BeacondError) -> BeaconUpdates<BeaconEvent> {
+        try await events(unreadEvents: Self.mostUnreadEvents)
+    }
+
+    /// `events()` with another bound on the events waiting unread (tests use a small one).
+    func events(unreadEvents: Int) async throws(BeacondError) -> BeaconUpdates<BeaconEvent> {
         let events = updates([
             (Manager1.regionEntered, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.entered)(signal).map(BeaconEvent.region) }),
             (Manager1.regionExited, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.exited)(signal).map(BeaconEvent.region) }),
             (Manager1.nearestVenueChanged, { @Sendable signal throws(BeacondError) in .nearestVenue(try Self.venueUpdate(signal)) }),
             (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in Self.availability(signal).map(BeaconEvent.availability) }),
-        ], heldBack: false) { _ throws(BeacondError) in [] } stop: { _ in }
+        ], heldBack: false, unreadEvents: unreadEvents) { _ throws(BeacondError) in [] } stop: { _ in }
         // The bus takes a connection's messages in order: the match rules are in place once this is answered.
         _ = try await status()
         return events
@@ -150,23 +155,35 @@ extension BeaconClient {
     /// that come while it runs are held back: when there are any they are
     /// yielded instead of `start`'s elements. beacond signals every change,
     /// so the last of them is at least as new as `start`'s answer, which may
-    /// have been read before them. Where `start` only sets things up (a
-    /// monitor's region starts, which beacond may pace a second apart), each
-    /// signal is yielded as it comes. `ended` runs as the sequence ends, before `stop`.
+    /// have been read before them; and a reader that falls behind finds only
+    /// the newest state waiting, never a backlog. Where `start` only sets
+    /// things up (a monitor's region starts, which beacond may pace a second
+    /// apart), each signal is an event yielded as it comes, and at most
+    /// `unreadEvents` wait for the reader: one more ends the sequence with
+    /// `LimitsExceeded` rather than dropping an event or growing without
+    /// bound. `ended` runs as the sequence ends, before `stop`.
     private func updates<Element: Sendable>(
         _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)], heldBack: Bool = true,
+        unreadEvents: Int = BeaconClient.mostUnreadEvents,
         start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
         ended: @escaping @Sendable () -> Void = {},
         stop: @escaping @Sendable (BeaconClient) async -> Void
     ) -> BeaconUpdates<Element> {
-        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream()
+        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(
+            bufferingPolicy: heldBack ? .bufferingNewest(1) : .bufferingOldest(unreadEvents))
         let early = Mutex<[Element]?>(heldBack ? [] : nil)
         let deliver = { @Sendable (value: Element) in
             let held = early.withLock { early -> Bool in
                 early?.append(value)
                 return early != nil
             }
-            if !held { continuation.yield(value) }
+            guard !held else { return }
+            if case .dropped = continuation.yield(value), !heldBack {
+                continuation.finish(
+                    throwing: BeacondError.bus(
+                        name: DBusError.limitsExceededName,
+                        message: "more than \(unreadEvents) events were waiting unread; the sequence ended so that none is lost unseen"))
+            }
         }
         let bus = connection.bus
         let subscriptions = signals.map { signal, element in
@@ -183,7 +200,8 @@ extension BeaconClient {
                 connection, sender: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
                 member: StandardInterfaces.nameOwnerChanged
             ) { signal in
-                guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[2].string == "" else { return }
+                // The owner beacond's regions and state lived in left: gone, or replaced by another at once.
+                guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[1].string != "" else { return }
                 continuation.finish(throwing: BeacondError.serviceNotRunning(BeacondError.notRunning(on: bus)))
             },
             // The bus itself going away says nothing on the bus: libdbus tells its own connection.

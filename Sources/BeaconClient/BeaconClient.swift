@@ -23,6 +23,12 @@ public final class BeaconClient: Sendable {
     /// Which of this client's `monitor` sequences holds each region id.
     let regionClaims = RegionClaims()
 
+    /// The most events (`monitor`, `regionEvents`, `events`) a sequence keeps
+    /// for a reader that does not take them: one more ends it with
+    /// `LimitsExceeded`. beacond paces its signals, so a reader this far
+    /// behind is stuck, or holds a sequence it no longer reads.
+    public static let mostUnreadEvents = 1_024
+
     /// Connects to `bus`; beacond need not be running yet (calls then fail with `.serviceNotRunning`).
     public static func connect(bus: Bus = .system) async throws(BeacondError) -> BeaconClient {
         do {

@@ -58,6 +58,8 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// (`MessageCoder.mostValuesInReplies`). Never sent on the bus: libdbus's
     /// name for a limit exceeded, as dbus-daemon uses it for its own limits.
     public static func replyTooLarge(_ message: String) -> DBusError {
-        DBusError("org.freedesktop.DBus.Error.LimitsExceeded", message)
+        DBusError(limitsExceededName, message)
     }
+
+    public static let limitsExceededName = "org.freedesktop.DBus.Error.LimitsExceeded"
 }

@@ -399,6 +399,43 @@ import Testing
         #expect(!log.contains("\(client.uniqueName)/far-3 added"), "\(log)")
     }
 
+    /// A state sequence keeps only its newest value for a reader that falls
+    /// behind: two changes of the preferred venue (nothing of the doors in
+    /// range, so each changes the answer), then the reader sees the second.
+    @Test func aStateSequenceKeepsOnlyTheNewestForALateReader() async throws {
+        let service = try await ServiceBusTests.doorsService()
+        let client = try await Self.client(service)
+        let updates = client.nearestVenueUpdates()
+        var iterator = updates.makeAsyncIterator()
+        #expect(try await iterator.next()?.venue == nil)
+        for venue in ["north", "south"] { try await client.setPreferredVenue(venue) }
+        // SetPreferredVenue answers once its signal is out; the bus keeps order.
+        _ = try await client.status()
+        #expect(try await iterator.next()?.venue?.id == "south")
+    }
+
+    /// Events left unread are bounded: one more than the bound ends the
+    /// sequence with LimitsExceeded after the ones it kept, none dropped unseen.
+    @Test func eventsLeftUnreadEndTheSequencePastTheBound() async throws {
+        let service = try await ServiceBusTests.doorsService()
+        let client = try await Self.client(service)
+        let events = try await client.events(unreadEvents: 2)
+        for venue in ["north", "south", "north"] { try await client.setPreferredVenue(venue) }
+        _ = try await client.status()
+        let (received, ending) = try await Self.within(.seconds(30)) { () async -> ([BeaconEvent], BeacondError?) in
+            var received: [BeaconEvent] = []
+            do throws(BeacondError) {
+                for try await event in events { received.append(event) }
+                return (received, nil)
+            } catch {
+                return (received, error)
+            }
+        }
+        #expect(received.count == 2, "\(received)")
+        #expect(ending == .bus(name: "org.freedesktop.DBus.Error.LimitsExceeded",
+                               message: "more than 2 events were waiting unread; the sequence ended so that none is lost unseen"))
+    }
+
     /// beacond's log up to the line that contains `text`, once it has that line (within 30 s).
     static func logged(_ service: Service, _ text: String) async -> String? {
         var upTo: String?
