@@ -58,8 +58,10 @@ public final class BeaconClient: Sendable {
         try Beacond.Venue(dbus: try await call(Manager1.getNearestVenue).first)
     }
 
-    /// One answer from ranging, waiting up to `timeout` (at most 5 minutes)
-    /// for it; `.locationUnknown` when none came.
+    /// One answer from ranging, waiting up to `timeout` for it;
+    /// `.locationUnknown` when none came. beacond holds a call at most
+    /// `ServiceLimits.longestWait` (5 minutes): a longer `timeout` is
+    /// `.invalidArguments`, answered at once.
     public func requestNearestVenue(timeout: Duration) async throws(BeacondError) -> Beacond.Venue {
         let milliseconds = UInt32(clamping: max(0, timeout.wholeMilliseconds))
         let reply = try await call(Manager1.requestNearestVenue, [.uint32(milliseconds)], timeout: timeout + .seconds(5))
