@@ -188,6 +188,31 @@ import Testing
         #expect(times == [Timestamp(microsecondsSinceEpoch: 1_714_564_800_250_000)])
     }
 
+    /// `if_tsoffset` (option 14) is added to each packet's time, as the
+    /// pcapng draft says and Wireshark does: a positive and a negative offset,
+    /// in both byte orders, and the sum held at Int64's ends.
+    @Test(arguments: [false, true])
+    func theInterfacesTimeOffsetIsAdded(bigEndian: Bool) throws {
+        let times = [Timestamp(microsecondsSinceEpoch: 1_714_564_800_250_000), Timestamp(microsecondsSinceEpoch: 1_714_564_801_000_000)]
+        var writer = PcapngWriter(bigEndian: bigEndian)
+        let later = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue, tsoffset: 1_714_564_000)
+        let earlier = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue, tsoffset: -3_600)
+        writer.append(report: Self.reports[0], interface: later, at: times[0])
+        writer.append(report: Self.reports[1], interface: earlier, at: times[1])
+        let option: [UInt8] = bigEndian ? [0, 14, 0, 8] : [14, 0, 8, 0]
+        #expect(Self.offset(of: option, in: writer.bytes) != nil)
+        // The first packet's ticks are its 800.25 s past the offset, not its time since 1970.
+        let ticks = UInt64(800_250_000).bigEndianBytes(bigEndian: bigEndian)
+        #expect(Self.offset(of: ticks, in: writer.bytes) != nil)
+        let (_, read, _) = try Self.decode(writer.bytes)
+        #expect(read == times)
+
+        #expect(PcapngReader.adding(seconds: 10, to: -1) == 9_999_999)
+        #expect(PcapngReader.adding(seconds: .max, to: 0) == .max)
+        #expect(PcapngReader.adding(seconds: .min, to: 0) == .min)
+        #expect(PcapngReader.adding(seconds: 9_223_372_036_854, to: 775_808) == .max)
+    }
+
     @Test func binaryAndExtremeResolutions() {
         let ticks: UInt64 = 1_714_564_800 << 20 | 1 << 19  // …800.5 s in 2^-20 s
         #expect(PcapngReader.microseconds(ticks, .binary(20)) == 1_714_564_800_500_000)
@@ -457,5 +482,16 @@ import Testing
     static func offset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard needle.count <= haystack.count else { return nil }
         return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+}
+
+extension UInt64 {
+    /// The two 32-bit halves of pcapng's timestamp fields, high first, each in the section's byte order.
+    fileprivate func bigEndianBytes(bigEndian: Bool) -> [UInt8] {
+        let halves = [UInt32(self >> 32), UInt32(self & 0xFFFF_FFFF)]
+        return halves.flatMap { half in
+            let bytes = [UInt8(half >> 24), UInt8(half >> 16 & 0xFF), UInt8(half >> 8 & 0xFF), UInt8(half & 0xFF)]
+            return bigEndian ? bytes : bytes.reversed()
+        }
     }
 }

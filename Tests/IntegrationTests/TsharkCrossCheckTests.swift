@@ -85,7 +85,7 @@ import Testing
 
     // MARK: Captures
 
-    /// Random legacy advertisements: iBeacons (some with a Jaalee battery
+    /// Random legacy advertisements, timed from an `if_tsoffset`: iBeacons (some with a Jaalee battery
     /// byte, some with a measured power of 0 or +5), scan responses and other
     /// companies' data; one in eight with no RSSI reading (none, 127 or 0, as
     /// the link type can say it).
@@ -93,7 +93,9 @@ import Testing
         _ linkType: LinkType, bigEndian: Bool, using g: inout some RandomNumberGenerator
     ) -> (bytes: [UInt8], packets: Int) {
         var writer = PcapngWriter(bigEndian: bigEndian)
-        let interface = writer.addInterface(linkType: linkType.rawValue, tsresol: [6, 9, 3][Int.random(in: 0..<3, using: &g)])
+        // Times count from an `if_tsoffset`, as Wireshark reads it: editcap's pcap copy must agree.
+        let interface = writer.addInterface(
+            linkType: linkType.rawValue, tsresol: [6, 9, 3][Int.random(in: 0..<3, using: &g)], tsoffset: 1_699_999_000)
         var time = Timestamp.milliseconds(1_700_000_000_000)
         let count = 150
         for _ in 0..<count {

@@ -14,6 +14,8 @@ public struct PcapngReader: RecordedEventReader {
         var linkType: UInt32
         var snapLength: Int
         var resolution: TimestampResolution
+        /// `if_tsoffset`, in seconds: added to every packet's time, as Wireshark does.
+        var offsetSeconds: Int64 = 0
     }
 
     /// `if_tsresol`: timestamps count 10^-n or 2^-n seconds.
@@ -139,6 +141,11 @@ public struct PcapngReader: RecordedEventReader {
                 let value = body[index + 4]
                 interface.resolution = value & 0x80 == 0 ? .decimal(Int(value)) : .binary(Int(value & 0x7F))
             }
+            if code == PcapngFormat.timestampOffsetOption, length >= 8 {
+                let first = UInt64(body.uint32(at: index + 4, bigEndian: bigEndian))
+                let second = UInt64(body.uint32(at: index + 8, bigEndian: bigEndian))
+                interface.offsetSeconds = Int64(bitPattern: bigEndian ? first << 32 | second : second << 32 | first)
+            }
             index += 4 + (length + 3) / 4 * 4
         }
         return interface
@@ -164,7 +171,8 @@ public struct PcapngReader: RecordedEventReader {
             return nil
         }
         let ticks = UInt64(body.uint32(at: start + 4, bigEndian: bigEndian)) << 32 | UInt64(body.uint32(at: start + 8, bigEndian: bigEndian))
-        let time = Timestamp(microsecondsSinceEpoch: Self.microseconds(ticks, interfaces[index].resolution))
+        let interface = interfaces[index]
+        let time = Timestamp(microsecondsSinceEpoch: Self.adding(seconds: interface.offsetSeconds, to: Self.microseconds(ticks, interface.resolution)))
         return (index, time, body[(start + 20)..<(start + 20 + captured)])
     }
 
@@ -183,6 +191,14 @@ public struct PcapngReader: RecordedEventReader {
         var captured = min(Int(body.uint32(at: body.startIndex, bigEndian: walker.bigEndian)), body.count - 4)
         if interface.snapLength > 0 { captured = min(captured, interface.snapLength) }
         return body[(body.startIndex + 4)..<(body.startIndex + 4 + captured)]
+    }
+
+    /// `microseconds` plus `if_tsoffset`'s seconds, held at Int64's ends rather than overflowing.
+    static func adding(seconds: Int64, to microseconds: Int64) -> Int64 {
+        let (shift, tooFar) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (sum, overflow) = microseconds.addingReportingOverflow(shift)
+        guard !tooFar, !overflow else { return seconds < 0 ? .min : .max }
+        return sum
     }
 
     /// Ticks of 10^-n or 2^-n s to microseconds, without overflow for any n.

@@ -5,8 +5,8 @@
 public struct PcapngWriter: Sendable {
     public let bigEndian: Bool
     public private(set) var bytes: [UInt8] = []
-    /// Each interface of the current section: its link type and timestamp resolution.
-    private var interfaces: [(linkType: UInt32, resolution: PcapngReader.TimestampResolution)] = []
+    /// Each interface of the current section: its link type, timestamp resolution and offset in seconds.
+    private var interfaces: [(linkType: UInt32, resolution: PcapngReader.TimestampResolution, offsetSeconds: Int64)] = []
 
     /// Starts the file with a section header.
     public init(bigEndian: Bool = false) {
@@ -24,18 +24,24 @@ public struct PcapngWriter: Sendable {
     }
 
     /// Describes an interface and returns its id. `tsresol` is the raw
-    /// `if_tsresol` byte (6: microseconds, 9: nanoseconds, 0x80 | n: 2^-n s).
+    /// `if_tsresol` byte (6: microseconds, 9: nanoseconds, 0x80 | n: 2^-n s);
+    /// `tsoffset` the `if_tsoffset` seconds, left out when 0, which packets' times count from.
     @discardableResult
-    public mutating func addInterface(linkType: UInt32, tsresol: UInt8 = 6, snapLength: UInt32 = 0) -> Int {
+    public mutating func addInterface(linkType: UInt32, tsresol: UInt8 = 6, snapLength: UInt32 = 0, tsoffset: Int64 = 0) -> Int {
         var body = field(UInt16(truncatingIfNeeded: linkType)) + field(UInt16(0)) + field(snapLength)
         if tsresol != 6 {
             body += field(PcapngFormat.timestampResolutionOption) + field(UInt16(1)) + [tsresol, 0, 0, 0]
+        }
+        if tsoffset != 0 {
+            let bits = UInt64(bitPattern: tsoffset)
+            let (high, low) = (UInt32(bits >> 32), UInt32(bits & 0xFFFF_FFFF))
+            body += field(PcapngFormat.timestampOffsetOption) + field(UInt16(8)) + (bigEndian ? field(high) + field(low) : field(low) + field(high))
         }
         body += field(PcapngFormat.endOfOptions) + field(UInt16(0))
         append(block: PcapngFormat.interfaceDescriptionType, body: body)
         let resolution: PcapngReader.TimestampResolution =
             tsresol & 0x80 == 0 ? .decimal(Int(tsresol)) : .binary(Int(tsresol & 0x7F))
-        interfaces.append((linkType, resolution))
+        interfaces.append((linkType, resolution, tsoffset))
         return interfaces.count - 1
     }
 
@@ -49,7 +55,8 @@ public struct PcapngWriter: Sendable {
 
     /// An enhanced packet block with exactly these bytes.
     public mutating func append(packet: [UInt8], interface: Int, at time: Timestamp) {
-        let ticks = Self.ticks(time.microsecondsSinceEpoch, interfaces[interface].resolution)
+        let described = interfaces[interface]
+        let ticks = Self.ticks(time.microsecondsSinceEpoch - described.offsetSeconds * 1_000_000, described.resolution)
         var body = field(UInt32(interface)) + field(UInt32(ticks >> 32)) + field(UInt32(ticks & 0xFFFF_FFFF))
         body += field(UInt32(packet.count)) + field(UInt32(packet.count)) + padded(packet)
         append(block: PcapngFormat.enhancedPacketType, body: body)
