@@ -104,10 +104,10 @@ public final class BeaconService: Service, Sendable {
     private func ownEngine(_ mailbox: ServiceMailbox) async throws {
         let store = StateStore(directory: settings.stateDirectory)
         let restored: EngineState
-        switch store.load() {
+        let loaded = store.load()
+        switch loaded {
         case .loaded(let state):
             restored = state
-            logger.info("restored state from \(store.path): \(state.regions.count) region(s), preferred venue \(state.preferredVenue ?? "none")")
         case .missing:
             restored = EngineState()
         case .unusable(let reason):
@@ -116,6 +116,14 @@ public final class BeaconService: Service, Sendable {
         }
         let start = ServiceClock.now()
         var engine = BeaconEngine(configuration: configuration, restored: restored, now: start)
+        if case .loaded = loaded {
+            logger.info("restored state from \(store.path): \(restored.regions.count) region(s), preferred venue \(engine.preferredVenueID ?? "none")")
+        }
+        // As a reload says it: the file's preference is dropped, and the next save leaves it out.
+        if let preferred = restored.preferredVenue, engine.preferredVenueID == nil {
+            logger.notice(
+                "the preferred venue '\(preferred.quotedForMessage)' of \(store.path) is not in \(settings.configurationPath); answering with the nearest venue")
+        }
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
         var keeper = StateKeeper(store: store, saved: restored)
@@ -395,6 +403,7 @@ public final class BeaconService: Service, Sendable {
             do {
                 try engine.setPreferredVenue(id)
             } catch {
+                bounds.changeRefused(caller)
                 call.fail(BeacondError.unknownVenue("\(error); the venues are \(engine.configuration.venues.map(\.id).listed(atMost: 10))"))
                 return []
             }
@@ -403,6 +412,7 @@ public final class BeaconService: Service, Sendable {
             report(outcome)
             if case .failed(let error, _) = outcome {
                 try? engine.setPreferredVenue(previous)
+                bounds.changeRefused(caller)
                 call.fail(BeacondError.stateNotSaved("the preferred venue is unchanged: \(error)"))
                 return []
             }

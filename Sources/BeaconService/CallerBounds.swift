@@ -59,6 +59,13 @@ struct CallerBounds: Sendable {
         starts.refund(caller.user)
     }
 
+    /// `caller`'s change, admitted, was refused after all (a venue that does
+    /// not exist, a state that could not be saved): it changed nothing, so it
+    /// does not count against its user's pace.
+    mutating func changeRefused(_ caller: Caller) {
+        changes.refund(caller.user)
+    }
+
     /// `caller` added a region (a client's user cannot change while it is connected).
     mutating func started(_ caller: Caller) {
         users[caller.call.sender] = caller.user

@@ -74,7 +74,7 @@ import Testing
             "ProtectControlGroups": "yes", "RestrictNamespaces": "yes", "LockPersonality": "yes", "RestrictRealtime": "yes",
             "RestrictAddressFamilies": "AF_UNIX AF_BLUETOOTH",
             "StateDirectory": "beacond", "StateDirectoryMode": "0750", "ConfigurationDirectory": "beacond",
-            "Restart": "on-failure", "RestartSec": "5s", "RestartPreventExitStatus": "78",
+            "Restart": "on-failure", "RestartSec": "5s", "RestartPreventExitStatus": "64 78",
             "WantedBy": "multi-user.target", "Alias": "dbus-org.beacond.service",
         ]
         #expect(unit == expected)

@@ -300,6 +300,11 @@ import Testing
     /// The simulated café with a configuration of two doors whose beacons it
     /// does not have: only a preferred venue can answer.
     static func doorsService() async throws -> Service {
+        try await Service(configuration: doorsConfiguration().path)
+    }
+
+    /// Two doors, north and south, and the café scenario beside them.
+    static func doorsConfiguration() throws -> URL {
         let directory = try TestSupport.temporaryDirectory()
         let configuration = directory.appendingPathComponent("beacons.yaml")
         try Data(
@@ -320,7 +325,23 @@ import Testing
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("scenarios"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             atPath: TestSupport.repository("scenarios/cafe.yaml"), toPath: directory.appendingPathComponent("scenarios/cafe.yaml").path)
-        return try await Service(configuration: configuration.path)
+        return configuration
+    }
+
+    /// A preferred venue that beacons.yaml no longer has when beacond starts
+    /// is said, as a reload says it, and not reported as restored.
+    @Test func aPreferredVenueGoneFromTheConfigurationIsSaidAtStart() async throws {
+        let service = try await Service()
+        #expect(try service.call("SetPreferredVenue", ["s", "coffee-bar"]).status == 0)
+        service.stop()
+        let doors = try Self.doorsConfiguration()
+        let again = try await Service(bus: service.bus, state: service.state, configuration: doors.path)
+        let file = service.state.appendingPathComponent("state.json").path
+        #expect(again.logText.contains("preferred venue none"), "\(again.logText)")
+        #expect(again.logText.contains(
+            "the preferred venue 'coffee-bar' of \(file) is not in \(doors.path); answering with the nearest venue"), "\(again.logText)")
+        let preferred = try again.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "PreferredVenue"])
+        #expect(preferred.stdout == "s \"\"\n", "\(preferred.stdout)")
     }
 
     /// `beaconctl nearest --wait` waits for a ranged answer; when none comes

@@ -283,6 +283,28 @@ import Testing
         #expect(report.again == 20)
     }
 
+    /// A SetPreferredVenue refused for a venue that does not exist changes
+    /// nothing, so it takes nothing of its user's pace: twenty of them, then
+    /// sixteen real changes in a row are all taken, however fast they come.
+    @Test func refusedChangesDoNotSpendThePace() async throws {
+        let limits = ServiceLimits()
+        let service = try await Service()
+        let result = try await service.python(
+            """
+            def outcome(venue):
+                try:
+                    manager.SetPreferredVenue(venue)
+                    return "ok"
+                except dbus.exceptions.DBusException as error:
+                    return error.get_dbus_name()
+            unknown = [outcome("nowhere") for _ in range(20)]
+            changes = [outcome(("counter-1", "counter-2")[n % 2]) for n in range(\(limits.changesPerUser))]
+            print(json.dumps({"unknown": sorted(set(unknown)), "changes": sorted(set(changes))}))
+            """)
+        #expect(result.status == 0, "\(result.stderr)\n\(service.logText)")
+        #expect(result.stdout == "{\"unknown\": [\"\(BeacondError.Code.unknownVenue.name)\"], \"changes\": [\"ok\"]}\n", "\(result.stdout)")
+    }
+
     /// A capture whose times are the extremes of Int64 (btsnoop's field) replays without a crash.
     @Test func extremeTimesInAReplayDoNotCrashTheService() async throws {
         let directory = try TestSupport.temporaryDirectory()

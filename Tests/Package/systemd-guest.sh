@@ -143,12 +143,15 @@ retried_without_a_radio() {
     within 30 restarts_at_least 2 || return 1
     journal_says "status=69/UNAVAILABLE" && journal_says "stopping: source hci cannot scan"
 }
-not_retried_with_a_broken_file() {
-    source_dropin --source replay:/etc/beacond/no-such-capture.btsnoop
+# What only an edit mends is not retried: 78, a file beacond cannot use; 64, a command line it refuses.
+not_retried() {  # not_retried STATUS BEACOND-ARGUMENT...
+    local status=$1
+    shift
+    source_dropin "$@"
     systemctl reset-failed "$unit"
     systemctl restart "$unit"
     within 30 state_is failed/failed || return 1
-    [[ $(property ExecMainStatus) == 78 && $(property NRestarts) == 0 ]] ||
+    [[ $(property ExecMainStatus) == "$status" && $(property NRestarts) == 0 ]] ||
         { echo "exit status $(property ExecMainStatus), $(property NRestarts) restarts"; return 1; }
 }
 stops_cleanly() {
@@ -210,7 +213,8 @@ check "systemctl-status-says-scanning-with-simulate:cafe" says_what_it_does
 check "left-alone-it-keeps-the-watchdog-fed" keeps_the_watchdog_fed
 check "stopped-the-watchdog-restarts-it" restarted_by_the_watchdog
 check "no-radio-exit-69-is-retried" retried_without_a_radio
-check "a-missing-replay-file-exit-78-is-not-retried" not_retried_with_a_broken_file
+check "a-missing-replay-file-exit-78-is-not-retried" not_retried 78 --source replay:/etc/beacond/no-such-capture.btsnoop
+check "a-bad-option-exit-64-is-not-retried" not_retried 64 --log-level verbose
 source_dropin --source simulate:cafe
 systemctl reset-failed "$unit"
 systemctl start "$unit"
