@@ -84,14 +84,16 @@ public final class MQTTPublisher: Sendable {
         Self.library
         let topics = MQTTTopics(
             base: settings.baseTopic, nodeID: nodeID, discoveryPrefix: settings.discoveryPrefix, homeAssistantStatus: settings.statusTopic)
-        let session = Session(publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons))
+        let session = Session(
+            publication: MQTTPublication(topics: topics, version: version, publishBeacons: settings.publishBeacons),
+            clientID: Self.clientID(nodeID))
         // libmosquitto's callbacks reach the session through an unretained pointer: it lives as long as the client.
         withExtendedLifetime(session) { connectAgainAndAgain(session, topics) }
     }
 
     /// Connects, publishes while connected, and after a loss waits out the backoff, until stopped.
     private func connectAgainAndAgain(_ session: Session, _ topics: MQTTTopics) {
-        let clientID = "beacond-\(nodeID)"
+        let clientID = session.clientID
         let context = Unmanaged.passUnretained(session).toOpaque()
         guard let mosq = mosquitto_new(clientID, true, context) else {
             setStatus("disconnected: libmosquitto could not make a client (out of memory)")
@@ -212,9 +214,13 @@ public final class MQTTPublisher: Sendable {
                 session.refusal = MQTTPublisher.refusal(rc)
             }
         }
-        mosquitto_disconnect_callback_set(mosq) { _, context, _ in
+        mosquitto_disconnect_callback_set(mosq) { _, context, rc in
             guard let context else { return }
-            Unmanaged<Session>.fromOpaque(context).takeUnretainedValue().connected = false
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            session.connected = false
+            // An MQTT 5 DISCONNECT from the broker carries its reason (128 and up);
+            // the next loop step only says the client is not connected.
+            if rc >= 128 { session.refusal = MQTTPublisher.disconnection(rc, clientID: session.clientID) }
         }
         mosquitto_publish_callback_set(mosq) { _, context, mid in
             guard let context else { return }
@@ -329,6 +335,9 @@ public final class MQTTPublisher: Sendable {
         }
     }
 
+    /// The MQTT client id of node `nodeID`.
+    static func clientID(_ nodeID: String) -> String { "beacond-\(nodeID)" }
+
     /// How long the last word waits for its acknowledgement: with the
     /// DISCONNECT after it, within the 3 s `stop` gives.
     static let lastWordWait: Duration = .milliseconds(1_500)
@@ -356,6 +365,15 @@ public final class MQTTPublisher: Sendable {
         default:
             return String(cString: mosquitto_strerror(rc))
         }
+    }
+
+    /// What the broker's DISCONNECT says: its MQTT 5 reason, and for a session
+    /// taken over (0x8E) who took it, since that is a second beacond with this
+    /// `mqtt.node_id` (or another client using its id) far more often than anything else.
+    static func disconnection(_ rc: Int32, clientID: String) -> String {
+        let text = "the broker disconnected beacond: \(String(cString: mosquitto_reason_string(rc)))"
+        return rc == Int32(MQTT_RC_SESSION_TAKEN_OVER.rawValue)
+            ? "\(text) (another client connected as \(clientID): does a second beacond use the same mqtt.node_id?)" : text
     }
 
     /// What a refused CONNECT says: an MQTT 5 reason code (128 and up) has its
@@ -395,9 +413,12 @@ public final class MQTTPublisher: Sendable {
 /// What libmosquitto's callbacks report, kept on the connection's thread.
 private final class Session {
     var publication: MQTTPublication
+    /// `beacond-<node_id>`, for what the broker's reasons mean.
+    let clientID: String
     var connected = false
     var justConnected = false
     var wasConnected = false
+    /// What the broker said refusing the CONNECT or ending the connection (its reason, described).
     var refusal: String?
     var lastLibraryError: String?
     /// Messages received, each payload as `ReceivedPayload` keeps it.
@@ -408,8 +429,9 @@ private final class Session {
     var lastWord: Int32?
     var lastWordAcknowledged = false
 
-    init(publication: MQTTPublication) {
+    init(publication: MQTTPublication, clientID: String) {
         self.publication = publication
+        self.clientID = clientID
     }
 
     func reset() {

@@ -199,6 +199,52 @@ import Testing
         #expect(!subscriber.messages.contains { $0.topic == config + "caffe-macs/config" && $0.payload.isEmpty })
     }
 
+    /// A broker that ends the connection with an MQTT 5 reason: the reason
+    /// reaches the log and `beaconctl mqtt`, with what it most likely means,
+    /// not "the connection was lost". Debian's mosquitto 2.0.11 closes a
+    /// taken-over session without sending its DISCONNECT (checked with
+    /// `mosquitto_sub -V 5 -d`, twice with one id), so a scripted broker sends
+    /// it: CONNACK, then DISCONNECT 0x8E (session taken over), to every connection.
+    @Test func theBrokersReasonForEndingTheConnectionIsSaid() async throws {
+        let broker = Process()
+        let output = Pipe()
+        broker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        broker.arguments = ["-c", """
+            import socket, time
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(4)
+            print(server.getsockname()[1], flush=True)
+            while True:
+                client, _ = server.accept()
+                client.settimeout(5)
+                try:
+                    client.recv(65536)                                  # CONNECT
+                    client.sendall(bytes([0x20, 0x03, 0x00, 0x00, 0x00]))  # CONNACK: success, no properties
+                    time.sleep(0.3)
+                    client.sendall(bytes([0xE0, 0x02, 0x8E, 0x00]))        # DISCONNECT: session taken over
+                    time.sleep(0.3)
+                except OSError:
+                    pass
+                client.close()
+            """]
+        broker.standardOutput = output
+        try broker.run()
+        defer { broker.killAndWait() }
+        let port = try #require(await output.fileHandleForReading.line(deadline: .now() + 60).flatMap { Int($0) })
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n  node_id: twin\n")
+        let said = "the broker disconnected beacond: Session taken over (another client connected as beacond-twin: does a second beacond use the same mqtt.node_id?)"
+        try await Self.waitForLog(service) { $0.contains("MQTT: lost the connection to mqtt://127.0.0.1:\(port): \(said); retrying in ") }
+        // The Mqtt property says it too, while beacond waits out its backoff (it also shows connecting and connected between).
+        let deadline = ContinuousClock.now + .seconds(30)
+        var property = ""
+        while !property.contains(said), ContinuousClock.now < deadline {
+            property = try Self.mqttProperty(service)
+            if !property.contains(said) { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(property.contains(said), "\(property)")
+    }
+
     @Test func aBrokerNeverThereLeavesDBusAnswering() async throws {
         let port = try MosquittoBroker.freePort()
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n")
