@@ -335,6 +335,17 @@ public final class MQTTPublisher: Sendable {
         }
     }
 
+    static let addressFamilyAdvice =
+        "systemd's RestrictAddressFamilies? install /usr/share/beacond/beacond-mqtt.conf, or dist/systemd/beacond-mqtt.conf from the source, as /etc/systemd/system/beacond.service.d/mqtt.conf"
+
+    /// Whether this process may open an internet socket at all (the unit without its MQTT drop-in may not).
+    static func internetSocketsAllowed() -> Bool {
+        let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard probe >= 0 else { return errno != EAFNOSUPPORT && errno != EPERM }
+        close(probe)
+        return true
+    }
+
     /// The MQTT client id of node `nodeID`.
     static func clientID(_ nodeID: String) -> String { "beacond-\(nodeID)" }
 
@@ -348,10 +359,15 @@ public final class MQTTPublisher: Sendable {
             let text = String(cString: strerror(errno))
             switch errno {
             case ECONNREFUSED: return "\(text) (is the broker running and listening there?)"
-            case EAFNOSUPPORT, EPERM:
-                return "\(text) (systemd's RestrictAddressFamilies? install /usr/share/beacond/beacond-mqtt.conf, or dist/systemd/beacond-mqtt.conf from the source, as /etc/systemd/system/beacond.service.d/mqtt.conf)"
+            case EAFNOSUPPORT, EPERM: return "\(text) (\(Self.addressFamilyAdvice))"
             default: return text
             }
+        case MOSQ_ERR_EAI.rawValue:
+            // libmosquitto leaves getaddrinfo's code in errno. Under the unit's
+            // RestrictAddressFamilies glibc cannot even ask DNS, and says so no
+            // better than a missing name: the drop-in is then the answer.
+            let text = "cannot look up the broker's host name \(settings.broker.host): \(String(cString: gai_strerror(errno)))"
+            return Self.internetSocketsAllowed() ? text : "\(text) (\(Self.addressFamilyAdvice))"
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:
             return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
         case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:

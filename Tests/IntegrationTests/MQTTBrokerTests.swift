@@ -245,6 +245,17 @@ import Testing
         #expect(property.contains(said), "\(property)")
     }
 
+    /// A broker's host name that does not resolve is said as such, with
+    /// getaddrinfo's reason, not libmosquitto's bare "Lookup error."
+    /// (`.invalid` never resolves: RFC 6761.)
+    @Test func aBrokerNameThatDoesNotResolveIsSaid() async throws {
+        let service = try await Self.start("  url: mqtt://no-such-host.invalid:1883\n")
+        try await Self.waitForLog(service) {
+            $0.contains("MQTT: cannot connect to mqtt://no-such-host.invalid:1883: cannot look up the broker's host name no-such-host.invalid: ")
+        }
+        #expect(!service.logText.contains("Lookup error"))
+    }
+
     @Test func aBrokerNeverThereLeavesDBusAnswering() async throws {
         let port = try MosquittoBroker.freePort()
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n")

@@ -147,9 +147,13 @@ retried_without_a_radio() {
 not_retried() {  # not_retried STATUS BEACOND-ARGUMENT...
     local status=$1
     shift
+    # Stopped first: the unit may be waiting out a restart (the exit-69 check
+    # before this one), which would run with the new drop-in and be counted.
+    # A CI run failed so (exit status 78, 1 restarts).
+    systemctl stop "$unit"
     source_dropin "$@"
     systemctl reset-failed "$unit"
-    systemctl restart "$unit"
+    systemctl start "$unit"
     within 30 state_is failed/failed || return 1
     [[ $(property ExecMainStatus) == "$status" && $(property NRestarts) == 0 ]] ||
         { echo "exit status $(property ExecMainStatus), $(property NRestarts) restarts"; return 1; }
