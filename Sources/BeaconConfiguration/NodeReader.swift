@@ -96,7 +96,9 @@ struct NodeReader {
             if (key == "discovery_prefix" && text.isEmpty) || MQTTSettings.isValidTopicPrefix(text) {
                 settings[keyPath: keyPath] = text
             } else {
-                report(n, "mqtt.\(key)", "expected topic levels without '+', '#', or empty levels (no leading or trailing '/'), got '\(text)'")
+                report(
+                    n, "mqtt.\(key)",
+                    "expected topic levels without '+', '#', control characters or empty levels (no leading or trailing '/'), got '\(text.quotedForMessage)'")
             }
         }
         if let n = fields["publish_beacons"], let value = bool(n, "mqtt.publish_beacons") { settings.publishBeacons = value }

@@ -158,12 +158,17 @@ public struct MQTTPublication: Sendable {
     }
 
     private mutating func remove(region id: String) {
+        var topics = [self.topics.region(id)]
+        if let discovery { topics.append(discovery.removal(ofRegion: id).topic) }
         guard wanted.values.count(where: \.isRemoval) < Self.pendingRemovalLimit - 1 else {
+            // Left on the broker, and no longer this node's to send: never republished.
+            for topic in topics {
+                wanted[topic] = nil
+                sent[topic] = nil
+            }
             removalsDropped += 1
             return
         }
-        var topics = [self.topics.region(id)]
-        if let discovery { topics.append(discovery.removal(ofRegion: id).topic) }
         for topic in topics {
             wanted[topic] = Wanted(message: MQTTMessage(topic: topic, payload: "", retain: true), rank: 4, isRemoval: true)
         }

@@ -180,6 +180,24 @@ import Testing
         #expect(publication.heldTopics <= MQTTPublication.pendingRemovalLimit + 20)
     }
 
+    /// A region of the node's own whose removal does not fit (a flood of
+    /// leftovers fills the queue) is left on the broker, but never sent again:
+    /// not after the next update, not after a reconnect.
+    @Test func aRegionWhoseRemovalDoesNotFitIsNotRepublished() {
+        var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
+        for index in 0..<(MQTTPublication.pendingRemovalLimit + 100) {
+            publication.received(topic: "homeassistant/binary_sensor/beacond_kiosk-7/region_junk\(index)/config", payload: ReceivedPayload("{}"))
+        }
+        publication.update(Self.state())
+        let dropped = publication.removalsDropped
+        publication.update(Self.state(regions: ["caffe-macs": .inside]))
+        #expect(publication.removalsDropped == dropped + 1)
+        let gone = ["beacond/kiosk-7/region/kaffeehaus", "homeassistant/binary_sensor/beacond_kiosk-7/region_kaffeehaus/config"]
+        #expect(!publication.due(now: Self.t0).contains { gone.contains($0.topic) && !$0.payload.isEmpty })
+        publication.connectionLost()
+        #expect(!publication.due(now: Self.t0 + .seconds(2)).contains { gone.contains($0.topic) })
+    }
+
     /// Another client replacing or deleting this node's config (an entity
     /// gone from Home Assistant) has it sent again, still at most once a
     /// second; the node's own echo changes nothing.

@@ -58,6 +58,15 @@ import Testing
         #expect(MQTTSettings(broker: mqtt.broker).statusTopic == "homeassistant/status")
     }
 
+    /// Control characters and non-characters, which libmosquitto refuses in
+    /// every topic (a node would publish nothing), are refused in the file.
+    @Test(arguments: [#""site\x01""#, #""a\u0085b""#, #""x\uFDD0""#, #""x\U0001FFFF""#, #""line\nbreak""#])
+    func topicPrefixesWithWhatMQTTForbidsAreRefused(value: String) {
+        let problems = Self.problems("mqtt:\n  url: mqtt://broker\n  base_topic: \(value)\n")
+        #expect(problems.contains { $0.hasPrefix("beacons.yaml:7: mqtt.base_topic: expected topic levels without '+', '#', control characters") }, "\(problems)")
+        #expect(!problems.joined().contains("\n"))
+    }
+
     @Test func badValuesAreRefusedWithFileAndLine() {
         let problems = Self.problems(
             """

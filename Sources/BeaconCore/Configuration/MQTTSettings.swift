@@ -75,9 +75,19 @@ public struct MQTTSettings: Hashable, Sendable {
     }
 
     /// A topic prefix people may choose: non-empty levels, no wildcards, no
-    /// leading or trailing '/', at most 128 characters.
+    /// leading or trailing '/', nothing MQTT forbids in a topic, at most 128 characters.
     public static func isValidTopicPrefix(_ text: String) -> Bool {
-        (1...128).contains(text.utf8.count) && !text.contains("+") && !text.contains("#") && !text.contains("\0")
+        (1...128).contains(text.utf8.count) && !text.contains("+") && !text.contains("#")
+            && !text.unicodeScalars.contains(where: isForbiddenInTopics)
             && !text.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty }
+    }
+
+    /// The code points MQTT 5 (1.5.4) excludes from its strings, control
+    /// characters and non-characters, as libmosquitto's
+    /// `mosquitto_validate_utf8` refuses them: a topic with one is refused at
+    /// every publish, and a node that took it would publish nothing, last will included.
+    static func isForbiddenInTopics(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value <= 0x1F || (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
     }
 }
