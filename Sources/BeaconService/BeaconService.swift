@@ -112,7 +112,9 @@ public final class BeaconService: Service, Sendable {
             restored = EngineState()
         case .unusable(let reason):
             restored = EngineState()
-            logger.warning("\(reason); starting afresh and replacing it")
+            // Kept, not overwritten: a region state from a newer beacond or a
+            // hand edit gone wrong may hold the preferred venue someone wants back.
+            logger.warning("\(reason); starting afresh and replacing it (\(store.setAside() ?? "the file is kept as \(store.setAsidePath)"))")
         }
         let start = ServiceClock.now()
         var engine = BeaconEngine(configuration: configuration, restored: restored, now: start)

@@ -10,7 +10,7 @@ import Glibc
 /// Region states and the preferred venue, kept in `state.json` under the
 /// state directory, written so that a power cut never leaves half a file:
 /// write a temporary file, fsync it, rename it over the old one, fsync the
-/// directory. A corrupt or unreadable file is reported and replaced.
+/// directory. A corrupt or unreadable file is reported, set aside and replaced.
 public struct StateStore: Sendable {
     public let directory: String
     public var path: String { directory + "/state.json" }
@@ -29,6 +29,15 @@ public struct StateStore: Sendable {
     /// Far more than the state of the most regions and venues beacond keeps
     /// (a few hundred bytes each); a larger file is not read but replaced.
     static let largestState = 16 << 20
+
+    /// Where an unusable state file is kept for a person to look at (one, the
+    /// newest): the next save writes `path` afresh.
+    public var setAsidePath: String { path + ".unusable" }
+
+    /// Moves an unusable file to `setAsidePath`; why not, if it cannot.
+    public func setAside() -> String? {
+        rename(path, setAsidePath) == 0 ? nil : "cannot keep it as \(setAsidePath): \(String(cString: strerror(errno)))"
+    }
 
     public func load() -> LoadResult {
         let bytes: [UInt8]
