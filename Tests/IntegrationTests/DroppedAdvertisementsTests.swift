@@ -24,7 +24,8 @@ import Testing
         // The replay's end is posted after its last advertisement, and the
         // publication that says the source ended carries the count by then.
         var property = ""
-        let deadline = ContinuousClock.now + .seconds(60)
+        // Generous: each busctl call waits on this process, which the whole suite starting at once can starve.
+        let deadline = ContinuousClock.now + .seconds(120)
         repeat {
             let read = try await TestSupport.run(
                 TestSupport.tool("busctl")!,

@@ -15,8 +15,10 @@ import Testing
         try process.run()
         defer { process.killAndWait() }
         var lines: [String] = []
-        let deadline = DispatchTime.now() + 30
-        while DispatchTime.now() < deadline, let line = await output.fileHandleForReading.line(deadline: deadline) {
+        // Lines already in the pipe are read even past the deadline (`line`):
+        // a loaded machine may deliver the header just before it, the menu just after.
+        let deadline = DispatchTime.now() + 60
+        while let line = await output.fileHandleForReading.line(deadline: deadline) {
             lines.append(line)
             if lines.count >= 2, lines[lines.count - 2].hasPrefix("== "), !lines[lines.count - 2].contains("Welcome") { break }
         }
