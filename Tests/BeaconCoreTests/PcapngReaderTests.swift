@@ -202,7 +202,7 @@ import Testing
         let option: [UInt8] = bigEndian ? [0, 14, 0, 8] : [14, 0, 8, 0]
         #expect(Self.offset(of: option, in: writer.bytes) != nil)
         // The first packet's ticks are its 800.25 s past the offset, not its time since 1970.
-        let ticks = UInt64(800_250_000).bigEndianBytes(bigEndian: bigEndian)
+        let ticks = [UInt32(0), 800_250_000].flatMap { bigEndian ? SnoopBytes.be32($0) : SnoopBytes.be32($0).reversed() }
         #expect(Self.offset(of: ticks, in: writer.bytes) != nil)
         let (_, read, _) = try Self.decode(writer.bytes)
         #expect(read == times)
@@ -482,16 +482,5 @@ import Testing
     static func offset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard needle.count <= haystack.count else { return nil }
         return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
-    }
-}
-
-extension UInt64 {
-    /// The two 32-bit halves of pcapng's timestamp fields, high first, each in the section's byte order.
-    fileprivate func bigEndianBytes(bigEndian: Bool) -> [UInt8] {
-        let halves = [UInt32(self >> 32), UInt32(self & 0xFFFF_FFFF)]
-        return halves.flatMap { half in
-            let bytes = [UInt8(half >> 24), UInt8(half >> 16 & 0xFF), UInt8(half >> 8 & 0xFF), UInt8(half & 0xFF)]
-            return bigEndian ? bytes : bytes.reversed()
-        }
     }
 }
