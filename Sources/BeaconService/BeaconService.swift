@@ -314,7 +314,7 @@ public final class BeaconService: Service, Sendable {
             }
         }
         logger.info(
-            "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(dropped) dropped unprocessed")
+            "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(decoder.incompleteAdvertisements) never whole, \(dropped) dropped unprocessed")
     }
 
     /// What the watchdog's pacing says about the D-Bus thread, for the journal.

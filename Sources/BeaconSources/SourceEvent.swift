@@ -8,7 +8,7 @@ import BeaconCore
 /// which an async call per event was a tenth of `beacond scan`'s time.
 ///
 /// Sources that see HCI (replay, hci) hand over raw event packets so that
-/// parsing and its error counts live in one place (`DecodeCounters`);
+/// parsing and its error counts live in one place (`AdvertisementDecoder`);
 /// sources that see decoded advertisements (bluez, simulate) hand those over.
 public enum SourceEvent: Sendable {
     case hciEvent(ArraySlice<UInt8>, time: Timestamp)

@@ -12,7 +12,8 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             One line per iBeacon: time, address, UUID, major, minor, measured power, RSSI.
             With --source replay:FILE@max the file is read as fast as possible. A summary \
-            (advertisements read, iBeacons decoded, malformed dropped, rate) goes to stderr at the end, \
+            (advertisements read, iBeacons decoded, malformed dropped, extended advertisements \
+            that never came whole if any, rate) goes to stderr at the end, \
             also when stopped with SIGINT or SIGTERM. Lines are flushed one by one to a terminal, and to a pipe \
             unless the source is a replay at @max.
             """
@@ -79,9 +80,11 @@ struct ScanCommand: AsyncParsableCommand {
         var lines = [
             "\(counters.advertisements) advertisements read from \(counters.events) HCI events, "
                 + "\(counters.iBeacons) iBeacons decoded, \(counters.malformed) malformed dropped, "
+                + (counters.incompleteAdvertisements > 0
+                    ? "\(counters.incompleteAdvertisements) extended advertisements never whole, " : "")
                 + "\(Int(rate.rounded())) advertisements/s"
         ]
-        if let problem = counters.lastProblem { lines.append("last malformed: \(problem)") }
+        if let problem = counters.lastProblem { lines.append("last dropped: \(problem)") }
         if case .replay(let replay) = outcome {
             lines.append("recording: \(replay.format)")
             if replay.skippedRecords > 0 {

@@ -108,6 +108,7 @@ import Testing
         #expect(report.addressTypeName == "random")
         #expect(report.address.description == "11:22:33:44:55:66")
         #expect(report.txPower == -12)
+        #expect(report.advertisingSID == nil)  // 0xFF: none
         #expect(report.rssi == -60)
         #expect(!report.isScanResponse)
         #expect(Array(report.data) == Fixtures.hex("02 01 06") + IBeaconFrameTests.estimoteAD)
@@ -126,6 +127,8 @@ import Testing
             return
         }
         #expect(type.dataStatus == .incomplete)
+        #expect(report.dataStatus == .incomplete)
+        #expect(report.advertisingSID == 2)
         #expect(!type.contains(.legacyPDU))
         #expect(report.address.description == "01:02:03:04:05:06")
     }
@@ -154,7 +157,7 @@ import Testing
     @Test func mixedReportsAreEncodedAsExtended() throws {
         let extended = AdvertisingReport(
             kind: .extended([.connectable]), addressType: 1, address: BluetoothAddress(1, 2, 3, 4, 5, 6),
-            rssi: -70, txPower: 4, data: Fixtures.hex("02 01 06")[...])
+            rssi: -70, txPower: 4, advertisingSID: 5, data: Fixtures.hex("02 01 06")[...])
         let event = HCIEvent.advertisingReportEvent([Self.threeLegacyReports[0], extended])
         #expect(event[2] == 0x0D)
         let reports = try Self.reports(in: event)

@@ -268,11 +268,14 @@ import Testing
             #expect(decoder.iBeacons + decoder.malformedFrames <= decoder.advertisements)
             #expect(decoder.malformed == decoder.malformedEvents + decoder.malformedFrames)
             #expect(decoder.malformedEvents <= decoder.events)
-            #expect((decoder.malformed == 0) == (decoder.lastProblem == nil))
-            // Unmutated events are all well-formed: 1 + 1 + 3 + 2 reports, iBeacons in three of them.
+            #expect((decoder.malformed + decoder.incompleteAdvertisements == 0) == (decoder.lastProblem == nil))
+            #expect(decoder.chains.pending <= ReportChains.mostChains)
+            // Unmutated events are all well-formed: 1 + 1 + 3 + 2 reports, iBeacons in three of them;
+            // the last event's second report is a piece ("incomplete, more to come"), not yet an advertisement.
             if events.allSatisfy({ !$0.2 }) {
                 #expect(decoder.malformed == 0)
-                let reports = [1, 1, 3, 2]
+                #expect(decoder.incompleteAdvertisements == 0)
+                let reports = [1, 1, 3, 1]
                 let beacons = [1, 0, 1, 1]
                 #expect(decoder.advertisements == events.reduce(0) { $0 + reports[$1.0] })
                 #expect(decoder.iBeacons == events.reduce(0) { $0 + beacons[$1.0] })

@@ -10,7 +10,7 @@ set -uo pipefail
 out=$1 bin=$2 root=$3
 shift 3
 scenarios=("$@")
-[[ ${scenarios[*]} == all ]] && scenarios=(hci kernel-scan down-up deaf service bluez rssi ranging bluez-ranging unprivileged)
+[[ ${scenarios[*]} == all ]] && scenarios=(hci kernel-scan down-up deaf service bluez rssi chained ranging bluez-ranging unprivileged)
 here=$root/Tests/RealStack
 results=$out/results
 work=/tmp/realstack
@@ -424,6 +424,24 @@ scenario_rssi() {
     scan "hci:$vhci"
     check reports-again-with-a-new-scan wait_for "$work/rssi.vhci.log" "scanning on" 15 2
     check sightings-again wait_for "$work/rssi.json" "$(ranged_sighting $COUNTER2 2)" 15 3
+}
+
+# An extended advertisement that the controller reports in two pieces through
+# the kernel, the other beacon's report between them: beacond joins the pieces
+# (the iBeacon is in the second), and counts nothing malformed or unfinished.
+scenario_chained() {
+    need start_vhci chained up || return 1
+    spawn btmon -i "$vhci" -w "$work/chained.btsnoop" >/dev/null
+    sleep 0.5 # btmon opens its monitor socket; what it misses is only the start
+    scan "hci:$vhci"
+    check reports-in-pieces-on wait_for "$work/chained.vhci.log" "scanning on \(extended reports, the first beacon's in two pieces\)" 15
+    check joined-counter-1 wait_for "$work/chained.json" "$(ranged_sighting $COUNTER1 1)" 15 5
+    check counter-2-between-pieces wait_for "$work/chained.json" "$(ranged_sighting $COUNTER2 2)" 15 5
+    stop_all
+    sed 's/^/  /' "$work/chained.err"
+    check nothing-malformed-or-unfinished grep -qE " iBeacons decoded, 0 malformed dropped, [0-9]+ advertisements/s" "$work/chained.err"
+    btmon -r "$work/chained.btsnoop" >"$work/chained.btmon" 2>&1
+    check pieces-through-the-kernel grep -q "Incomplete, more data to come" "$work/chained.btmon"
 }
 
 # nearest_is VENUE: beaconctl nearest answers VENUE with a distance.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A userspace LE controller on /dev/vhci that hears two iBeacons with real RSSI.
 
-  vhci_controller.py legacy|extended UUID POWER MAJOR:MINOR:ADDRESS MAJOR:MINOR:ADDRESS [--seed N]
+  vhci_controller.py legacy|extended|chained UUID POWER MAJOR:MINOR:ADDRESS MAJOR:MINOR:ADDRESS [--seed N]
 
 btvirt's reports always carry RSSI 127 ("not available"); this controller
 gives the kernel's Bluetooth stack, and so beacond and bluetoothd, a distance
@@ -14,6 +14,12 @@ extended reports (0x0D, legacy PDU) when it uses the extended ones. With
 `legacy` it lists no extended scanning (like a Raspberry Pi 4's controller);
 with `extended` it lists the extended scan and advertising commands and the
 extended advertising feature, so the kernel and beacond use those.
+`chained` is `extended`, except that the first beacon sends an extended
+advertisement (not a legacy PDU, set 1) of 282 bytes, 250 of service data
+before its iBeacon, which the controller reports in two pieces as a
+controller reports an AUX_CHAIN_IND chain: the first 200 bytes "incomplete,
+more to come", then the rest "complete", the second beacon's report between
+them.
 
 The RSSI follows a walk: standing next to the second beacon (-55 dBm, the
 first at -75) until SIGUSR1, then walking to the first over WALK_SECONDS (the
@@ -96,7 +102,9 @@ class Walk:
 
 class Controller:
     def __init__(self, scan_family, beacons, walk, log):
-        self.extended = scan_family == "extended"
+        self.extended = scan_family in ("extended", "chained")
+        self.chained = scan_family == "chained"
+        self.next_piece = 0  # of the first beacon's chained advertisement
         self.beacons = beacons
         self.walk = walk
         self.log = log
@@ -147,11 +155,23 @@ class Controller:
         if self.scanning == "legacy":
             # One report: ADV_NONCONN_IND, public address.
             return bytes([0x02, 1, 0x03, 0x00]) + beacon.address_bytes + bytes([len(beacon.data)]) + beacon.data + signed
+        if self.chained and index == 0:
+            # A piece of a non-connectable, non-scannable extended advertisement: 1M PHYs, set 1.
+            data = b"\x02\x01\x06" + bytes([0xFB, 0x16, 0xAA, 0xFE]) + bytes([0x5A] * 248) + beacon.data[3:]
+            pieces = [(0x0020, data[:200]), (0x0000, data[200:])]  # incomplete, more to come; complete
+            event_type, piece = pieces[self.next_piece]
+            self.next_piece = (self.next_piece + 1) % len(pieces)
+            return self.extended_report(event_type, beacon, 0x01, 0x01, 0x01, signed, piece)
         # One extended report of a legacy ADV_NONCONN_IND PDU: 1M PHY, no SID, no TX power, not directed.
+        return self.extended_report(0x0010, beacon, 0x01, 0x00, 0xFF, signed, beacon.data)
+
+    @staticmethod
+    def extended_report(event_type, beacon, primary_phy, secondary_phy, sid, signed_rssi, data):
+        """One LE Extended Advertising Report: no TX power, no periodic advertising, not directed."""
         return (
-            bytes([0x0D, 1]) + struct.pack("<H", 0x0010) + bytes([0x00]) + beacon.address_bytes
-            + bytes([0x01, 0x00, 0xFF, 0x7F]) + signed + struct.pack("<H", 0) + bytes(7)
-            + bytes([len(beacon.data)]) + beacon.data
+            bytes([0x0D, 1]) + struct.pack("<H", event_type) + bytes([0x00]) + beacon.address_bytes
+            + bytes([primary_phy, secondary_phy, sid, 0x7F]) + signed_rssi + struct.pack("<H", 0) + bytes(7)
+            + bytes([len(data)]) + data
         )
 
     def event(self, code, parameters):
@@ -212,11 +232,12 @@ class Controller:
             return
         self.scanning = family
         self.next_report = time.monotonic()
-        self.log(f"scanning {'on (' + family + ' reports)' if family else 'off'}")
+        pieces = ", the first beacon's in two pieces" if self.chained and family == "extended" else ""
+        self.log(f"scanning {'on (' + family + ' reports' + pieces + ')' if family else 'off'}")
 
 
 def main(argv):
-    if len(argv) < 6 or argv[1] not in ("legacy", "extended"):
+    if len(argv) < 6 or argv[1] not in ("legacy", "extended", "chained"):
         raise SystemExit(__doc__)
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
     beacons = [Beacon(spec, argv[2], int(argv[3])) for spec in argv[4:6]]

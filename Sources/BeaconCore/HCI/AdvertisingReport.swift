@@ -51,18 +51,32 @@ public struct AdvertisingReport: Sendable, Equatable {
     public var rssi: Int8?
     /// Advertised TX power (extended reports only); `nil` when not present.
     public var txPower: Int8?
+    /// The advertising set (extended reports only, 0…15); `nil` when the
+    /// advertisement names none (0xFF) or the report is legacy. With the
+    /// address it tells one advertiser's chain of fragments from another's.
+    public var advertisingSID: UInt8?
     public var data: ArraySlice<UInt8>
 
     public init(
         kind: Kind, addressType: UInt8, address: BluetoothAddress,
-        rssi: Int8?, txPower: Int8? = nil, data: ArraySlice<UInt8>
+        rssi: Int8?, txPower: Int8? = nil, advertisingSID: UInt8? = nil, data: ArraySlice<UInt8>
     ) {
         self.kind = kind
         self.addressType = addressType
         self.address = address
         self.rssi = rssi
         self.txPower = txPower
+        self.advertisingSID = advertisingSID
         self.data = data
+    }
+
+    /// Whether `data` is the whole advertisement: legacy reports always are;
+    /// an extended one may be a piece of a longer one (`ReportChains`).
+    public var dataStatus: DataStatus {
+        switch kind {
+        case .legacy: .complete
+        case .extended(let type): type.dataStatus
+        }
     }
 
     public var isScanResponse: Bool {

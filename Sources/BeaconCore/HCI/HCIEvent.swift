@@ -92,7 +92,8 @@ public enum HCIEvent {
             AdvertisingReport(
                 kind: .extended(AdvertisingReport.ExtendedType(rawValue: UInt16(b[i]) | UInt16(b[i + 1]) << 8)),
                 addressType: b[i + 2], address: BluetoothAddress(littleEndian: b, at: i + 3),
-                rssi: decibels(b[i + 13]), txPower: decibels(b[i + 12]), data: data)
+                rssi: decibels(b[i + 13]), txPower: decibels(b[i + 12]),
+                advertisingSID: b[i + 11] == 0xFF ? nil : b[i + 11], data: data)
         }
     }
 

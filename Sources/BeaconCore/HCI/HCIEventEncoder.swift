@@ -21,7 +21,7 @@ extension HCIEvent {
                 let type = extendedType(report.kind).rawValue
                 parameters.append(contentsOf: [UInt8(type & 0xFF), UInt8(type >> 8), report.addressType])
                 parameters.append(contentsOf: report.address.littleEndianBytes)
-                parameters.append(contentsOf: [0x01, 0x00, 0xFF, UInt8(bitPattern: report.txPower ?? 127), rssi])
+                parameters.append(contentsOf: [0x01, 0x00, report.advertisingSID ?? 0xFF, UInt8(bitPattern: report.txPower ?? 127), rssi])
                 parameters.append(contentsOf: [0x00, 0x00, 0x00])
                 parameters.append(contentsOf: [0, 0, 0, 0, 0, 0])
                 parameters.append(UInt8(report.data.count))

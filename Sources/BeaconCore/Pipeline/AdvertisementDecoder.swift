@@ -12,12 +12,17 @@ public struct AdvertisementDecoder: Sendable, Equatable {
     public var malformedEvents = 0
     /// Reports whose payload was malformed.
     public var malformedFrames = 0
+    /// Pieces of extended advertisements waiting for the rest.
+    public private(set) var chains = ReportChains()
     /// The most recent reason something was dropped.
     public var lastProblem: String?
 
     public init() {}
 
     public var malformed: Int { malformedEvents + malformedFrames }
+    /// Extended advertisements that came in pieces and never whole (cut
+    /// short by the controller, pieces lost): not decoded, and not malformed.
+    public var incompleteAdvertisements: Int { chains.abandoned }
 
     /// Decodes one report's payload, counting the outcome.
     ///
@@ -39,12 +44,16 @@ public struct AdvertisementDecoder: Sendable, Equatable {
         }
     }
 
-    /// Parses one HCI event and decodes its reports, counting the outcome.
+    /// Parses one HCI event and decodes its reports, counting the outcome;
+    /// an extended advertisement reported in pieces is decoded once whole.
     public mutating func decode(event packet: ArraySlice<UInt8>, at time: Timestamp, _ body: (BeaconSighting) -> Void) {
         events += 1
         do {
-            try HCIEvent.forEachAdvertisingReport(in: packet) { report in
-                if let sighting = decode(Advertisement(time: time, report: report)) { body(sighting) }
+            try HCIEvent.forEachAdvertisingReport(in: packet) { piece in
+                let abandoned = chains.abandoned
+                let whole = chains.join(piece, at: time)
+                if chains.abandoned > abandoned { lastProblem = chains.lastAbandoned }
+                if let whole, let sighting = decode(Advertisement(time: time, report: whole)) { body(sighting) }
             }
         } catch {
             malformedEvents += 1
