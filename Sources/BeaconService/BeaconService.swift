@@ -414,7 +414,6 @@ public final class BeaconService: Service, Sendable {
             report(outcome)
             if case .failed(let error, _) = outcome {
                 try? engine.setPreferredVenue(previous)
-                bounds.changeRefused(caller)
                 call.fail(BeacondError.stateNotSaved("the preferred venue is unchanged: \(error)"))
                 return []
             }

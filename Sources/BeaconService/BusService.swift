@@ -40,7 +40,7 @@ final class BusService: Sendable {
     ) async throws(DBusError) -> BusService {
         let connection = try DBusConnection.connect(bus)
         let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, enqueue: enqueue)
-        connection.objects.setObjectManager(at: Beacond.root)
+        connection.objects.setObjectManager(at: Beacond.root, listingAlways: Beacond.objectPaths)
         connection.export(Beacond.root, interfaces: [service.managerDeclaration()])
         service.publish(snapshot, events: [])
         // Only the bus driver's own broadcast says a client left (the binding

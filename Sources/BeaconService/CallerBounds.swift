@@ -59,9 +59,10 @@ struct CallerBounds: Sendable {
         starts.refund(caller.user)
     }
 
-    /// `caller`'s change, admitted, was refused after all (a venue that does
-    /// not exist, a state that could not be saved): it changed nothing, so it
-    /// does not count against its user's pace.
+    /// `caller`'s change, admitted, was refused after all for a venue that
+    /// does not exist: it changed and cost nothing, so it does not count
+    /// against its user's pace. A change refused because the state could not
+    /// be saved does count: each was an attempt to write the disk.
     mutating func changeRefused(_ caller: Caller) {
         changes.refund(caller.user)
     }

@@ -9,6 +9,10 @@ public enum Beacond {
     public static let busName = "org.beacond"
     /// The manager's path, the ObjectManager for every object below it.
     public static let root = "/org/beacond"
+    /// Where objects live below `root`. The manager's Introspect lists all
+    /// four always: anyone may introspect it (the policy), and which of them
+    /// hold objects now would tell a stranger that a beacon is being ranged.
+    public static let objectPaths = [Beacon1.path, Venue1.path, Region1.configuredPath, Region1.clientPath]
 
     public static let interfaces: [APIInterface] = [
         Manager1.interface, Region1.interface, Beacon1.interface, Venue1.interface,

@@ -227,8 +227,8 @@ actor BusState {
 
     // MARK: Objects and signals
 
-    func setObjectManager(at path: String) {
-        tree.setObjectManager(at: path)
+    func setObjectManager(at path: String, listingAlways paths: [String]) {
+        tree.setObjectManager(at: path, listingAlways: paths)
     }
 
     func export(_ path: String, interfaces: [DBusInterface]) {

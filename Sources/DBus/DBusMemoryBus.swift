@@ -15,8 +15,8 @@ public actor DBusMemoryBus {
 
     // MARK: Exporting, as on a connection
 
-    public func setObjectManager(at path: String) {
-        tree.setObjectManager(at: path)
+    public func setObjectManager(at path: String, listingAlways paths: [String] = []) {
+        tree.setObjectManager(at: path, listingAlways: paths)
     }
 
     public func export(_ path: String, interfaces: [DBusInterface]) {

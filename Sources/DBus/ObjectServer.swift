@@ -17,8 +17,13 @@ public final class ObjectServer: Sendable {
     // MARK: Exporting
 
     /// Makes `path` an ObjectManager for the objects below it (as BlueZ does at `/`).
-    public func setObjectManager(at path: String) {
-        core.run { $0.setObjectManager(at: path) }
+    ///
+    /// Its Introspect lists the nodes of `paths` always, and other nodes
+    /// only while something is exported below them: a policy may let anyone
+    /// introspect the manager but not read its objects, and then which of
+    /// those nodes exist now must not show (a ranged beacon, a client's region).
+    public func setObjectManager(at path: String, listingAlways paths: [String] = []) {
+        core.run { $0.setObjectManager(at: path, listingAlways: paths) }
     }
 
     /// Exports an object; announces it with InterfacesAdded if a manager covers it.

@@ -10,6 +10,9 @@ struct ObjectTree: Sendable {
     private var objects: [String: [DBusInterface]] = [:]
     /// The path that implements ObjectManager for everything below it.
     private var managerPath: String?
+    /// Paths below the manager whose nodes its Introspect lists whether or
+    /// not anything is exported there now (`setObjectManager`).
+    private var alwaysListed: [String] = []
 
     static let introspectable = "org.freedesktop.DBus.Introspectable"
     static let properties = "org.freedesktop.DBus.Properties"
@@ -18,8 +21,9 @@ struct ObjectTree: Sendable {
 
     // MARK: Exporting
 
-    mutating func setObjectManager(at path: String) {
+    mutating func setObjectManager(at path: String, listingAlways paths: [String]) {
         managerPath = path
+        alwaysListed = paths
     }
 
     /// Exports an object: InterfacesAdded if a manager covers it.
@@ -72,7 +76,8 @@ struct ObjectTree: Sendable {
         let interfaces = objects[call.path]
         switch (call.interface, call.member) {
         case (Self.introspectable, "Introspect"), ("", "Introspect"):
-            let children = Self.children(of: call.path, in: objects.keys)
+            let listed = call.path == managerPath ? alwaysListed : []
+            let children = Self.children(of: call.path, in: objects.keys + listed)
             guard interfaces != nil || !children.isEmpty else { return unknownObject(call) }
             guard !call.oversized else { return oversized(call) }
             guard signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, got (\(signature))")) }

@@ -105,6 +105,21 @@ import Testing
         #expect(root.contains("<node name=\"org\"/>"))
     }
 
+    /// A manager's always-listed nodes show whether or not anything is
+    /// exported below them, so its introspection says nothing of what is.
+    @Test func theManagersIntrospectionListsItsNodesWhateverIsExported() async throws {
+        let bus = DBusMemoryBus()
+        await bus.setObjectManager(at: "/org/example", listingAlways: ["/org/example/counter", "/org/example/other"])
+        let introspect = { try await bus.call(path: "/org/example", interface: "org.freedesktop.DBus.Introspectable", member: "Introspect").first?.string ?? "" }
+        let empty = try await introspect()
+        #expect(empty.contains("<node name=\"counter\"/>") && empty.contains("<node name=\"other\"/>"))
+        await bus.export(Self.path + "/inner", interfaces: [DBusConnectionTests.counterInterface(name: DBusConnectionTests.Name())])
+        #expect(try await introspect() == empty)
+        // Below the manager, nodes come and go with what is exported there.
+        let below = try await bus.call(path: Self.path, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect").first?.string ?? ""
+        #expect(below.contains("<node name=\"inner\"/>"))
+    }
+
     @Test func theObjectManagerAnnouncesObjectsAndChanges() async throws {
         let (bus, name) = await bus()
         #expect(await bus.takeSignals().map(\.member) == ["InterfacesAdded"])

@@ -29,11 +29,7 @@ import Testing
     /// a change that holds is announced once.
     @Test func theListenersStillnessIsTakenOnceItHolds() {
         var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
-        func still(_ candidate: VenueSelector.Candidate, _ isStill: Bool) -> VenueSelector.Candidate {
-            var candidate = candidate
-            candidate.beacon.isStationary = isStill
-            return candidate
-        }
+        let still = Self.still
         var announced: [Bool?] = []
         for tick in 0..<100 {  // 20 s at 200 ms: "a" still throughout, "b" still from 1 s, flickering from 10 s, moving from 14 s
             let seconds = Double(tick) * 0.2
@@ -45,6 +41,28 @@ import Testing
         }
         // "a" at once (moving: "b" is not yet still), still 2 s after "b" settled, moving 2 s after it stopped flickering.
         #expect(announced == [false, true, false], "\(announced)")
+    }
+
+    static func still(_ candidate: VenueSelector.Candidate, _ isStill: Bool) -> VenueSelector.Candidate {
+        var candidate = candidate
+        candidate.beacon.isStationary = isStill
+        return candidate
+    }
+
+    /// A new answer takes the beacons' word on stillness at once and keeps
+    /// it: not "moving" at the next tick and "stationary" again after the
+    /// dwell, three announcements for one (the audit of 2026-11-27).
+    @Test func stillnessTakenWithANewAnswerIsKept() {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        var announced: [String] = []
+        for tick in 0..<60 {  // 12 s at 200 ms: both beacons still throughout, but stale from 4 to 6 s
+            let seconds = Double(tick) * 0.2
+            let candidates = (4..<6).contains(seconds) ? [] : [Self.still(Self.candidate(0, 1.0), true), Self.still(Self.candidate(1, 1.5), true)]
+            if selector.update(candidates: candidates, venues: Self.venues, preferred: 2, now: Self.at(Int64(tick) * 200)) {
+                announced.append("\(selector.current?.venueID ?? "none") \(selector.current?.isStationary == true ? "still" : "moving")")
+            }
+        }
+        #expect(announced == ["a still", "c moving", "a still"], "\(announced)")
     }
 
     /// A selector that answered "a" (at 1 m, "b" at 1.5 m) at t0.

@@ -83,6 +83,12 @@ struct PolicyTests {
             service, as: "nobody", ["call", Beacond.busName, Beacond.root, "org.freedesktop.DBus.Introspectable", "Introspect"])
         #expect(introspection.status == 0, "\(introspection.stderr)")
         #expect(introspection.stdout.contains("\(Beacond.Manager1.name)"))
+        // Its child nodes are the same four whatever is exported now: no client monitors a
+        // region here, yet "client" is listed, as "beacon" is before any beacon is ranged.
+        let xml = introspection.stdout.replacingOccurrences(of: "\\\"", with: "\"")
+        for path in Beacond.objectPaths {
+            #expect(xml.contains("<node name=\"\(path.split(separator: "/").last!)\"/>"), "\(path): \(xml)")
+        }
         // But not the trees below it, whose object names say which beacons and venues are near.
         for path in ["/org/beacond/beacon", "/org/beacond/venue", "/org/beacond/region/caffe_2dmacs"] {
             let below = try Self.busctl(service, as: "nobody", ["call", Beacond.busName, path, "org.freedesktop.DBus.Introspectable", "Introspect"])

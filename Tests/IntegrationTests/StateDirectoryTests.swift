@@ -38,6 +38,21 @@ struct StateDirectoryTests {
         #expect(try Self.preferredVenue(service) == "s \"counter-2\"")
     }
 
+    /// Each refused change tried to write the disk, so it counts against its
+    /// user's pace: while saving fails, a loop of calls is refused after the
+    /// burst without touching the disk (the audit of 2026-11-27).
+    @Test func changesThatCouldNotBeSavedSpendThePace() async throws {
+        let service = try await Service(user: "beacond")
+        #expect(chmod(service.state.path, 0o500) == 0)
+        let burst = ServiceLimits().changesPerUser
+        for attempt in 1...burst {
+            let refused = try service.call("SetPreferredVenue", ["s", attempt % 2 == 0 ? "counter-2" : "coffee-bar"])
+            #expect(refused.stderr.contains("the preferred venue is unchanged"), "\(attempt): \(refused.stderr)")
+        }
+        let paced = try service.call("SetPreferredVenue", ["s", "counter-2"])
+        #expect(paced.status != 0 && paced.stderr.contains("changes (SetPreferredVenue, Reload) in a row"), "\(paced.stderr)")
+    }
+
     @Test func aClientIsToldStateNotSavedAndNothingChanges() async throws {
         let service = try await Service(user: "beacond")
         #expect(chmod(service.state.path, 0o500) == 0)

@@ -95,14 +95,19 @@ public struct VenueSelector: Sendable {
             let runnerUp = first { $0.venueIndex != winner.venueIndex }
             let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
             let says = winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true)
-            if stillness?.says != says { stillness = (says, now) }
             let sameVenue = previous.map { $0.0 == venues[winner.venueIndex].id && $0.1 == .ranging } == true
+            if !sameVenue {
+                // A new answer takes the beacons' word at once, and keeps it as if said for `dwell`.
+                stillness = (says, says ? now - dwell : now)
+            } else if stillness?.says != says {
+                stillness = (says, now)
+            }
             currentIndex = winner.venueIndex
             current = NearestVenue(
                 venueID: venues[winner.venueIndex].id, name: venues[winner.venueIndex].name, source: .ranging,
                 beacon: winner.solvedBeacon, runnerUpID: runnerUp.map { venues[$0.venueIndex].id },
                 margin: min(1, max(0, lead)),
-                isStationary: says && (!sameVenue || now - (stillness?.since ?? now) >= dwell))
+                isStationary: says && now - (stillness?.since ?? now) >= dwell)
         } else {
             challenger = nil
             currentIndex = nil
