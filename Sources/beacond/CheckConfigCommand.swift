@@ -19,7 +19,7 @@ struct CheckConfigCommand: ParsableCommand {
             let configuration = try ConfigurationLoader.load(contentsOf: file)
             print(ConfigurationSummary(configuration, file: file).text)
         } catch {
-            OutputFile.standardError.write(Array("\(error)\n\(file): invalid, \(error.problems.count) problem(s)\n".utf8))
+            OutputFile.standardError.write(Array("\(error)\n\(file): invalid, \(error.problems.count + error.unlisted) problem(s)\n".utf8))
             throw ExitCode.failure
         }
     }

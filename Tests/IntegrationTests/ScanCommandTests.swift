@@ -255,6 +255,23 @@ import Testing
         #expect(bad.stderr.split(separator: "\n").prefix(3).map { $0.split(separator: ":")[1] } == ["3", "7", "8"])
     }
 
+    /// The count is of every problem, those past the hundred listed too, and
+    /// a file missing from the working directory names the installed one
+    /// without an option check-config does not take (the audit of 2026-11-27).
+    @Test func checkConfigCountsEveryProblemAndNamesTheInstalledFile() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("unknown-keys.yaml").path
+        try Data((0..<150).map { "k\($0): 1\n" }.joined().utf8).write(to: URL(fileURLWithPath: file))
+        let many = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", file])
+        #expect(many.status == 1)
+        #expect(many.stderr.hasSuffix("… and 50 more problem(s)\n\(file): invalid, 150 problem(s)\n"), "\(many.stderr.suffix(200))")
+        let missing = try await TestSupport.run(TestSupport.product("beacond"), ["check-config", "no-such-beacons.yaml"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("in the working directory; an installed beacond reads /etc/beacond/beacons.yaml"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("--config"), "\(missing.stderr)")
+    }
+
     /// What it prints is all it understood: RSSI gates and a region's own
     /// exit time too, and the node id MQTT will really use.
     @Test func checkConfigShowsEverySettingThatChangesBehaviour() async throws {

@@ -14,7 +14,8 @@ public struct NearestVenue: Sendable, Equatable {
     public var beacon: RangedBeacon?
     /// The closest other venue in range, if any.
     public var runnerUpID: String?
-    /// How far ahead of the runner-up, 0...1: (d_runner − d_winner) / d_runner; 1 with no runner-up.
+    /// How far ahead of the runner-up, 0...1: (d_runner − d_winner) / d_runner;
+    /// 1 with no runner-up, 0 for a preference (nothing ranged backs it).
     public var margin: Double
     /// The listener has not moved, as far as the signal can tell: the beacons
     /// that decide the answer (the winner's and the runner-up's) both have
