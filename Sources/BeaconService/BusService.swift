@@ -259,8 +259,14 @@ final class BusService: Sendable {
                 changes.removed.append(BusPaths.venue(id))
             }
             var changed: [(id: String, names: [String], values: [(String, DBusValue)])] = []
+            // Each venue's closest ranged beacon, found in one pass (ranged is nearest first):
+            // a search per venue was a million comparisons a publication with 1,000 venues.
+            var closest: [String: RangedBeacon] = [:]
+            for beacon in snapshot.ranged where beacon.proximity != .unknown {
+                if let id = beacon.venueID, closest[id] == nil { closest[id] = beacon }
+            }
             for venue in snapshot.configuration.venues {
-                let values = venueProperties(venue.id, snapshot)
+                let values = venueProperties(venue, closest: closest[venue.id], snapshot)
                 if let old = published.venues[venue.id] {
                     guard BeaconObjectLedger.meaningfullyDifferent(old, values) else { continue }
                     changed.append((venue.id, BeaconObjectLedger.changedNames(old, values), values))
@@ -322,12 +328,13 @@ final class BusService: Sendable {
         ).properties
     }
 
-    private func venueProperties(_ id: String, _ snapshot: ServiceSnapshot) -> [(String, DBusValue)] {
-        let venue = snapshot.configuration.venues.first { $0.id == id }
-        let closest = snapshot.ranged.first { $0.venueID == id && $0.proximity != .unknown }
+    private func venueProperties(
+        _ venue: VenueDefinition, closest: RangedBeacon?, _ snapshot: ServiceSnapshot
+    ) -> [(String, DBusValue)] {
+        let id = venue.id
         return [
             (Beacond.Venue1.id.name, .string(id)),
-            (Beacond.Venue1.venueName.name, .string(venue?.name ?? "")),
+            (Beacond.Venue1.venueName.name, .string(venue.name)),
             (Beacond.Venue1.proximity.name, .string(closest?.proximity.rawValue ?? Proximity.unknown.rawValue)),
             (Beacond.Venue1.distance.name, .double(closest?.distance ?? -1)),
             (Beacond.Venue1.nearest.name, .boolean(snapshot.nearest?.venueID == id)),
