@@ -198,7 +198,7 @@ extension BeaconClient {
         + [
             BusSubscription(
                 connection, sender: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
-                member: StandardInterfaces.nameOwnerChanged
+                member: StandardInterfaces.nameOwnerChanged, arg0: Beacond.busName
             ) { signal in
                 // The owner beacond's regions and state lived in left: gone, or replaced by another at once.
                 guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[1].string != "" else { return }

@@ -7,11 +7,11 @@ struct BusSubscription: Sendable {
     let token: UInt64
 
     init(
-        _ connection: DBusConnection, sender: String?, path: String, interface: String, member: String,
+        _ connection: DBusConnection, sender: String?, path: String, interface: String, member: String, arg0: String? = nil,
         _ handler: @escaping @Sendable (DBusSignal) -> Void
     ) {
         self.connection = connection
-        token = connection.subscribe(sender: sender, path: path, interface: interface, member: member, handler)
+        token = connection.subscribe(sender: sender, path: path, interface: interface, member: member, arg0: arg0, handler)
     }
 
     func cancel() {

@@ -262,7 +262,7 @@ actor BusState {
         let matching = subscriptions.values.filter { $0.matches(signal, unicast: unicast) }
         guard !matching.isEmpty, let arguments = try? MessageCoder.read(message, atMost: MessageCoder.mostValuesFromPeers) else { return }
         signal.arguments = arguments
-        for subscription in matching { subscription.handler(signal) }
+        for subscription in matching where subscription.matches(arguments: arguments) { subscription.handler(signal) }
     }
 
     /// A method call to any path; false leaves it to libdbus (Peer, or not a call).

@@ -223,11 +223,12 @@ public final class DBusConnection: Sendable {
     /// any thread. Returns a token for `unsubscribe`.
     @discardableResult
     public func subscribe(
-        sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil,
+        sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil, arg0: String? = nil,
         _ handler: @escaping @Sendable (DBusSignal) -> Void
     ) -> UInt64 {
         let id = lastSubscription.add(1, ordering: .relaxed).newValue
-        let subscription = SignalSubscription(sender: sender, path: path, interface: interface, member: member, handler: handler)
+        let subscription = SignalSubscription(
+            sender: sender, path: path, interface: interface, member: member, arg0: arg0, handler: handler)
         core.run { $0.subscribe(id, subscription) }
         return id
     }

@@ -6,6 +6,9 @@ struct SignalSubscription: Sendable {
     var path: String?
     var interface: String?
     var member: String?
+    /// The first argument, a string (`NameOwnerChanged`'s name): so that the
+    /// bus wakes a subscriber only for the name it follows, not every client's coming and going.
+    var arg0: String? = nil
     var handler: @Sendable (DBusSignal) -> Void
 
     /// The bus's match rule for it.
@@ -15,9 +18,11 @@ struct SignalSubscription: Sendable {
         if let path { rule.append("path='\(path)'") }
         if let interface { rule.append("interface='\(interface)'") }
         if let member { rule.append("member='\(member)'") }
+        if let arg0 { rule.append("arg0='\(arg0)'") }
         return rule.joined(separator: ",")
     }
 
+    /// Whether a signal matches by its header, before its arguments are read.
     /// Unicast signals (sent to this connection by name rather than
     /// broadcast) never match: any peer may send one with any
     /// sender-looking content, and nothing here asks for them. The bus
@@ -33,5 +38,11 @@ struct SignalSubscription: Sendable {
             && (path == nil || path == signal.path)
             && (interface == nil || interface == signal.interface)
             && (member == nil || member == signal.member)
+    }
+
+    /// The rest of the match, once the arguments are read (only for a
+    /// signal whose header matched: `matches`).
+    func matches(arguments: [DBusValue]) -> Bool {
+        arg0 == nil || arg0 == arguments.first?.string
     }
 }

@@ -257,4 +257,36 @@ import Testing
         }
         #expect(members == ["InterfacesAdded", "Ticked", "InterfacesRemoved"])
     }
+
+    /// A subscription with `arg0` hears the bus driver's NameOwnerChanged for
+    /// that name only: the bus no longer wakes it for every other client's
+    /// coming and going (BeaconClient's sequences and the bluez source follow one name).
+    @Test func aSubscriptionForOneNameHearsThatNameOnly() async throws {
+        let fixture = try await Fixture()
+        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        defer { client.close(); fixture.server.close() }
+        let received = AsyncStream<DBusSignal>.makeStream()
+        client.subscribe(
+            sender: DBusNames.busDriver, interface: DBusNames.busDriver, member: "NameOwnerChanged", arg0: "org.example.Followed"
+        ) { received.continuation.yield($0) }
+        _ = try await client.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        // A new connection (its unique name), another name, then the one followed.
+        let other = try DBusConnection.connect(.address(fixture.bus.address))
+        defer { other.close() }
+        try await other.requestName("org.example.Other")
+        try await other.requestName("org.example.Followed")
+        // Nothing heard within 10 s ends the wait: the stream is finished then.
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(10))
+            received.continuation.finish()
+        }
+        defer { deadline.cancel() }
+        var heard: [String] = []
+        for await signal in received.stream {
+            heard.append(signal.arguments.first?.string ?? "?")
+            break
+        }
+        #expect(heard == ["org.example.Followed"])
+    }
 }
