@@ -313,6 +313,10 @@ public final class BeaconService: Service, Sendable {
                 throw failure
             }
         }
+        // A save waiting out its backoff is tried once more: a clean stop keeps what the engine knew.
+        if case .failed(let error, _) = keeper.sync(engine.state, now: ServiceClock.now(), requested: true) {
+            logger.error("stopping with the state unsaved: \(error)")
+        }
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(decoder.incompleteAdvertisements) never whole, \(dropped) dropped unprocessed")
     }

@@ -53,6 +53,24 @@ struct StateDirectoryTests {
         #expect(paced.status != 0 && paced.stderr.contains("changes (SetPreferredVenue, Reload) in a row"), "\(paced.stderr)")
     }
 
+    /// A save waiting out its backoff is tried once more at a clean stop, so
+    /// the region states of the last seconds survive a restart: the file is
+    /// written at the stop, not at the next retry (1 s or more away).
+    @Test func aCleanStopSavesWhatTheBackoffHeldBack() async throws {
+        let service = try await Service(user: "beacond")
+        #expect(chmod(service.state.path, 0o500) == 0)
+        // The simulated listener's regions change within seconds, and that save fails.
+        let failed = await eventually(seconds: 60) { service.logText.contains("cannot save state") }
+        try #require(failed, "no save failed: \(service.logText)")
+        #expect(chmod(service.state.path, 0o700) == 0)
+        let writable = Date()
+        service.stop()
+        let file = service.state.appendingPathComponent("state.json").path
+        let written = try #require(try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date)
+        #expect(written >= writable.addingTimeInterval(-0.01), "state.json was last written at \(written), before the stop at \(writable)")
+        #expect(!service.logText.contains("stopping with the state unsaved"), "\(service.logText)")
+    }
+
     @Test func aClientIsToldStateNotSavedAndNothingChanges() async throws {
         let service = try await Service(user: "beacond")
         #expect(chmod(service.state.path, 0o500) == 0)
