@@ -32,7 +32,7 @@ public final class BeaconClient: Sendable {
     /// Connects to `bus`; beacond need not be running yet (calls then fail with `.serviceNotRunning`).
     public static func connect(bus: Bus = .system) async throws(BeacondError) -> BeaconClient {
         do {
-            return BeaconClient(connection: try DBusConnection.connect(bus))
+            return BeaconClient(connection: try await DBusConnection.connect(bus))
         } catch {
             throw .bus(name: error.name, message: "\(error.message); \(bus.whatToCheck)")
         }

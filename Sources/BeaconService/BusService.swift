@@ -38,7 +38,7 @@ final class BusService: Sendable {
         bus: DBusConnection.Bus, snapshot: ServiceSnapshot, version: String, limits: ServiceLimits,
         enqueue: @escaping @Sendable (ServiceRequest) -> Bool
     ) async throws(DBusError) -> BusService {
-        let connection = try DBusConnection.connect(bus)
+        let connection = try await DBusConnection.connect(bus)
         let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, enqueue: enqueue)
         connection.objects.setObjectManager(at: Beacond.root, listingAlways: Beacond.objectPaths)
         connection.export(Beacond.root, interfaces: [service.managerDeclaration()])

@@ -1,3 +1,4 @@
+import BeaconThreads
 import CDBus
 import Synchronization
 
@@ -64,8 +65,21 @@ public final class DBusConnection: Sendable {
     private let lastSubscription = Atomic<UInt64>(0)
 
     /// Connects, registers with the bus, and starts the connection's thread.
-    /// Blocks the caller while libdbus connects and authenticates.
-    public static func connect(_ bus: Bus) throws(DBusError) -> DBusConnection {
+    ///
+    /// libdbus blocks while it connects, authenticates and waits for the
+    /// bus's answer to Hello — up to its 25 s timeout on a bus that accepts
+    /// and does not answer — so that happens on a thread of its own, not on
+    /// one of Swift concurrency's few.
+    public static func connect(_ bus: Bus) async throws(DBusError) -> DBusConnection {
+        let connected = await withCheckedContinuation { (done: CheckedContinuation<Result<DBusConnection, DBusError>, Never>) in
+            DetachedThread.start(name: "dbus-connect") {
+                done.resume(returning: Result { () throws(DBusError) in try connectBlocking(bus) })
+            }
+        }
+        return try connected.get()
+    }
+
+    private static func connectBlocking(_ bus: Bus) throws(DBusError) -> DBusConnection {
         dbus_threads_init_default()
         var error = DBusErrorStorage()
         let raw: OpaquePointer?

@@ -17,6 +17,46 @@ import Testing
         #expect(Duration(secondsComponent: Int64.max / 1000, attosecondsComponent: 999_000_000_000_000_000).wholeMilliseconds == .max)
     }
 
+    /// Connecting to a bus that accepts and never answers holds none of
+    /// Swift concurrency's threads: libdbus waits for Hello's answer on a
+    /// thread of its own (before, one more connect than there are cores
+    /// stopped every task of the process for libdbus's 25 s).
+    @Test func aBusThatNeverAnswersHoldsNoTaskThread() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("silent").path
+        // A listening socket that accepts nothing: the kernel completes the connections, nobody answers.
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 64) == 0)
+        // Closing it resets the connections it held, and the connects fail. Should they
+        // hold the task threads after all, a thread of the test's closes it after 10 s,
+        // so that the test fails rather than waits on libdbus.
+        let held = Mutex<Int32?>(listener)
+        let closeListener: @Sendable () -> Void = {
+            if let descriptor = held.withLock({ held in defer { held = nil }; return held }) { close(descriptor) }
+        }
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 10)
+            closeListener()
+        }
+        let connects = (0...ProcessInfo.processInfo.activeProcessorCount).map { _ in
+            Task { try? await DBusConnection.connect(.address("unix:path=\(path)")) }
+        }
+        let asleep = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(200))
+        let woke = ContinuousClock.now - asleep
+        closeListener()
+        for connect in connects { #expect(await connect.value == nil) }
+        #expect(woke < .seconds(5), "a task sleeping 200 ms woke after \(woke)")
+    }
+
     static let destination = "org.example.Counter"
     static let path = "/org/example/counter"
 
@@ -44,7 +84,7 @@ import Testing
 
     @Test func statesGoFromOpenToClosed() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         #expect(connection.state == .open)
         #expect(connection.isConnected)
         connection.close()
@@ -57,7 +97,7 @@ import Testing
 
     @Test func aConnectionNobodyHoldsCloses() async throws {
         let bus = try PrivateBus()
-        var connection: DBusConnection? = try DBusConnection.connect(.address(bus.address))
+        var connection: DBusConnection? = try await DBusConnection.connect(.address(bus.address))
         let loop = try #require(connection?.executor)
         #expect(loop.state == .open)
         connection = nil
@@ -66,7 +106,7 @@ import Testing
 
     @Test func aCallAfterCloseFailsAtOnce() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         #expect(await Self.busId(connection).success != nil)
         connection.close()
         let result = try await within(seconds: 30) { await Self.busId(connection) }
@@ -81,7 +121,7 @@ import Testing
     @Test func closeFailsTheCallsStillWaiting() async throws {
         let fixture = try await DBusConnectionTests.Fixture()
         defer { fixture.server.close() }
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         let waiting = Task { await Self.call(client, "Hold") }
         #expect(await eventually { fixture.name.held.withLock { !$0.isEmpty } })
         client.close()
@@ -91,7 +131,7 @@ import Testing
 
     @Test func cancellingACallEndsItPromptlyAndKeepsTheConnection() async throws {
         let fixture = try await DBusConnectionTests.Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         // The server holds Hold unanswered: only cancellation can end the call before its 60 s timeout.
         let waiting = Task { await Self.call(client, "Hold") }
@@ -106,7 +146,7 @@ import Testing
 
     @Test func aCallFromACancelledTaskIsNeverSent() async throws {
         let fixture = try await DBusConnectionTests.Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         let result = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -122,7 +162,7 @@ import Testing
     /// once flushed without a bound.
     @Test func closeDoesNotWaitForABusThatStoppedReading() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         #expect(kill(bus.processIdentifier, SIGSTOP) == 0)
         // Killed, not terminated, at the end: a stopped daemon would not act on SIGTERM.
         defer { kill(bus.processIdentifier, SIGKILL) }
@@ -139,7 +179,7 @@ import Testing
 
     @Test func aHandlerMayCloseItsOwnConnection() async throws {
         let bus = try PrivateBus()
-        let server = try DBusConnection.connect(.address(bus.address))
+        let server = try await DBusConnection.connect(.address(bus.address))
         server.export(
             "/quit",
             interfaces: [
@@ -155,7 +195,7 @@ import Testing
                         }
                     ])
             ])
-        let client = try DBusConnection.connect(.address(bus.address))
+        let client = try await DBusConnection.connect(.address(bus.address))
         defer { client.close() }
         let reply = try await within(seconds: 30) { () -> Result<[DBusValue], DBusError> in
             do throws(DBusError) {
@@ -188,7 +228,7 @@ import Testing
 
     @Test func anActorOnTheConnectionsExecutorRunsOnItsThreadAndOutlivesIt() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         let recorder = Recorder(connection)
         #expect(!connection.executor.inEventLoop)
         #expect(await recorder.bump())
@@ -211,7 +251,7 @@ import Testing
     /// It also checks that the call waiting when the bus vanished fails.
     @Test func aBusThatVanishesWithOutputQueuedIsSurvived() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         defer { connection.close() }
         #expect(kill(bus.processIdentifier, SIGSTOP) == 0)
         let chunk = String(repeating: "x", count: 64 * 1024)

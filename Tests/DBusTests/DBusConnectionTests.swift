@@ -58,7 +58,7 @@ import Testing
 
         init() async throws {
             bus = try PrivateBus()
-            server = try DBusConnection.connect(.address(bus.address))
+            server = try await DBusConnection.connect(.address(bus.address))
             try await server.requestName("org.example.Counter")
             server.objects.setObjectManager(at: "/org/example")
             server.export("/org/example/counter", interfaces: [DBusConnectionTests.counterInterface(name: name)])
@@ -69,7 +69,7 @@ import Testing
 
     @Test func ownClientCallsMethodsAndProperties() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         let echo = try await client.call(
             destination: "org.example.Counter", path: "/org/example/counter", interface: Self.interfaceName,
@@ -100,7 +100,7 @@ import Testing
 
     @Test func badCallsGetErrorsAPersonCanActOn() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         func failure(_ member: String, _ arguments: [DBusValue], path: String = "/org/example/counter") async -> DBusError? {
             do {
@@ -152,7 +152,7 @@ import Testing
 
     @Test func deferredRepliesDoNotBlockOtherCalls() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
             try await client.call(
@@ -175,7 +175,7 @@ import Testing
     /// libdbus's refusal of a negative timeout read as until 2026-11-27.
     @Test func aTimeoutAlreadyRunOutIsNoReply() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         for timeout in [Duration.zero, .seconds(-10)] {
             do {
@@ -192,7 +192,7 @@ import Testing
 
     @Test func secondOwnerOfTheNameIsRefused() async throws {
         let fixture = try await Fixture()
-        let intruder = try DBusConnection.connect(.address(fixture.bus.address))
+        let intruder = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { intruder.close(); fixture.server.close() }
         do {
             try await intruder.requestName("org.example.Counter")
@@ -236,7 +236,7 @@ import Testing
 
     @Test func signalsReachSubscribers() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         let received = AsyncStream<DBusSignal>.makeStream()
         client.subscribe(interface: "org.freedesktop.DBus.ObjectManager") { received.continuation.yield($0) }
@@ -263,7 +263,7 @@ import Testing
     /// coming and going (BeaconClient's sequences and the bluez source follow one name).
     @Test func aSubscriptionForOneNameHearsThatNameOnly() async throws {
         let fixture = try await Fixture()
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         let received = AsyncStream<DBusSignal>.makeStream()
         client.subscribe(
@@ -272,7 +272,7 @@ import Testing
         _ = try await client.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer", member: "Ping")
         // A new connection (its unique name), another name, then the one followed.
-        let other = try DBusConnection.connect(.address(fixture.bus.address))
+        let other = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { other.close() }
         try await other.requestName("org.example.Other")
         try await other.requestName("org.example.Followed")

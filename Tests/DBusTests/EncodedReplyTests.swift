@@ -26,7 +26,7 @@ import Testing
         let fixture = try await DBusConnectionTests.Fixture()
         fixture.server.export(Self.path, interfaces: [Self.interface(DBusEncodedReply(Self.values), broken: DBusEncodedReply([.string("nul\u{0}")]))])
         _ = await fixture.server.objects.isExported(Self.path)
-        let clients = try [DBusConnection.connect(.address(fixture.bus.address)), DBusConnection.connect(.address(fixture.bus.address))]
+        let clients = try await [DBusConnection.connect(.address(fixture.bus.address)), DBusConnection.connect(.address(fixture.bus.address))]
         defer {
             for client in clients { client.close() }
             fixture.server.close()

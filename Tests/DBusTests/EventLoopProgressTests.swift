@@ -26,7 +26,7 @@ import Testing
 
     @Test func aStuckThreadLeavesWorkWaitingAndItsCountStill() async throws {
         let bus = try PrivateBus()
-        let connection = try DBusConnection.connect(.address(bus.address))
+        let connection = try await DBusConnection.connect(.address(bus.address))
         let loop = connection.executor
         let release = DispatchSemaphore(value: 0)
         var released = false

@@ -11,7 +11,7 @@ import Testing
 @Suite struct ForgedSignalTests {
     @Test func onlyTheBusDriverSaysWhoLeft() async throws {
         let bus = try PrivateBus()
-        let server = try DBusConnection.connect(.address(bus.address))
+        let server = try await DBusConnection.connect(.address(bus.address))
         defer { server.close() }
         let left = Mutex<[String]>([])
         server.subscribe(

@@ -24,7 +24,7 @@ import Testing
         let fixture = try await DBusConnectionTests.Fixture()
         fixture.server.export(Self.path, interfaces: [Self.big])
         _ = await fixture.server.objects.isExported(Self.path)
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         func bytes(_ count: Int) async throws(DBusError) -> [DBusValue] {
             try await client.call(

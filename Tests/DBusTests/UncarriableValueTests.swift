@@ -39,7 +39,7 @@ import Testing
         let fixture = try await DBusConnectionTests.Fixture()
         fixture.server.export(Self.path, interfaces: [Self.refuser])
         _ = await fixture.server.objects.isExported(Self.path)
-        let client = try DBusConnection.connect(.address(fixture.bus.address))
+        let client = try await DBusConnection.connect(.address(fixture.bus.address))
         defer { client.close(); fixture.server.close() }
         func failure(_ member: String, _ arguments: [DBusValue]) async -> DBusError? {
             do {

@@ -38,7 +38,7 @@ import Testing
         let service = try await BusService.start(
             bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }
-        let client = try DBusConnection.connect(.address(bus.address))
+        let client = try await DBusConnection.connect(.address(bus.address))
         defer { client.close() }
         let strangers = (0..<2_000).map { Self.ranged(1_000, UInt16($0), distance: 5) }
         final class Answers: Sendable { let count = Mutex(0) }
@@ -117,7 +117,7 @@ import Testing
         let service = try await BusService.start(
             bus: .address(bus.address), snapshot: snapshot, version: "test", limits: ServiceLimits(), enqueue: { _ in true })
         defer { service.connection.close() }
-        let client = try DBusConnection.connect(.address(bus.address))
+        let client = try await DBusConnection.connect(.address(bus.address))
         defer { client.close() }
         final class Reads: Sendable { let ids = Mutex<[String]>([]) }
         let reads = Reads()

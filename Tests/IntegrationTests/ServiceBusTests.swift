@@ -503,7 +503,7 @@ import Testing
     @Test func aRenamedVenueAnnouncesItsName() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
         let service = try await Service(configuration: configuration.path)
-        let client = try DBusConnection.connect(.address(service.bus.address))
+        let client = try await DBusConnection.connect(.address(service.bus.address))
         defer { client.close() }
         let path = BusPaths.venue("coffee-bar")
         let names = Mutex<[String]>([])
@@ -528,7 +528,7 @@ import Testing
     /// client that follows it finds the object, announced before the signal.
     @Test func theNearestVenuesBeaconIsOnTheBusBeforeTheSignalNamesIt() async throws {
         let bus = try PrivateBus()
-        let client = try DBusConnection.connect(.address(bus.address))
+        let client = try await DBusConnection.connect(.address(bus.address))
         defer { client.close() }
         // Handlers run in the order the messages came, on the connection's thread.
         let seen = Mutex<(exported: Set<String>, named: [String], unannounced: [String])>(([], [], []))

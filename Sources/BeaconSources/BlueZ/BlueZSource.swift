@@ -43,7 +43,7 @@ public struct BlueZSource: Sendable {
     public func run(_ deliver: (SourceEvent) -> Void) async throws(SourceError) {
         let connection: DBusConnection
         do {
-            connection = try DBusConnection.connect(bus)
+            connection = try await DBusConnection.connect(bus)
         } catch {
             throw .unavailable("cannot reach the \(bus) bus to talk to BlueZ: \(error.message)")
         }
