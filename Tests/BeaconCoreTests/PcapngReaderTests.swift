@@ -213,6 +213,32 @@ import Testing
         #expect(PcapngReader.adding(seconds: 9_223_372_036_854, to: 775_808) == .max)
     }
 
+    /// `if_fcslen` (option 13): each packet of that interface ends in a frame
+    /// check sequence, left out as Wireshark leaves it out; of a packet cut
+    /// by the snap length only what was captured of it. Before, the H4
+    /// event's length disagreed and every packet was skipped.
+    @Test(arguments: [false, true])
+    func theInterfacesFrameCheckSequenceIsLeftOut(bigEndian: Bool) throws {
+        var writer = PcapngWriter(bigEndian: bigEndian)
+        let checked = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue, fcslen: 4)
+        let plain = writer.addInterface(linkType: LinkType.bluetoothHCIH4.rawValue)
+        let packet = LinkType.bluetoothHCIH4.packet(for: Self.reports[0])
+        writer.append(packet: packet + [0xDE, 0xAD, 0xBE, 0xEF], interface: checked, at: Self.time(0))
+        writer.append(packet: LinkType.bluetoothHCIH4.packet(for: Self.reports[1]), interface: plain, at: Self.time(1))
+        let option: [UInt8] = bigEndian ? [0, 13, 0, 1, 4] : [13, 0, 1, 0, 4]
+        #expect(Self.offset(of: option, in: writer.bytes) != nil)
+        let (reports, _, reader) = try Self.decode(writer.bytes)
+        #expect(reports == [Self.reports[0], Self.reports[1]])
+        #expect(reader.skippedRecords == 0)
+
+        let interface = PcapngReader.Interface(linkType: 201, snapLength: 0, resolution: .decimal(6), frameCheckLength: 4)
+        let bytes: ArraySlice<UInt8> = [1, 2, 3, 4, 5, 6, 7, 8]
+        #expect(Array(interface.withoutFrameCheck(bytes, originalLength: 8)) == [1, 2, 3, 4])
+        #expect(Array(interface.withoutFrameCheck(bytes, originalLength: 10)) == [1, 2, 3, 4, 5, 6])  // two check bytes not captured
+        #expect(Array(interface.withoutFrameCheck(bytes, originalLength: 20)) == Array(bytes))
+        #expect(interface.withoutFrameCheck(bytes.prefix(2), originalLength: 2).isEmpty)
+    }
+
     @Test func binaryAndExtremeResolutions() {
         let ticks: UInt64 = 1_714_564_800 << 20 | 1 << 19  // …800.5 s in 2^-20 s
         #expect(PcapngReader.microseconds(ticks, .binary(20)) == 1_714_564_800_500_000)

@@ -16,6 +16,8 @@ public enum PcapngFormat {
     static let sectionHeaderPrefix = 16
     /// `if_tsresol`: the interface's timestamp unit (default 10⁻⁶ s).
     static let timestampResolutionOption: UInt16 = 9
+    /// `if_fcslen`: the bytes of frame check sequence that end each packet.
+    static let frameCheckLengthOption: UInt16 = 13
     /// `if_tsoffset`: a signed 64-bit number of seconds to add to every packet's time.
     static let timestampOffsetOption: UInt16 = 14
     static let endOfOptions: UInt16 = 0

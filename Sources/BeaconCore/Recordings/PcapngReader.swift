@@ -16,6 +16,16 @@ public struct PcapngReader: RecordedEventReader {
         var resolution: TimestampResolution
         /// `if_tsoffset`, in seconds: added to every packet's time, as Wireshark does.
         var offsetSeconds: Int64 = 0
+        /// `if_fcslen`: the frame check sequence that ends each packet, left
+        /// out of it as Wireshark does (it is no part of the HCI event or PDU).
+        var frameCheckLength = 0
+
+        /// A packet's bytes without the frame check sequence, or what of it
+        /// was captured: a packet cut by the snap length lost its end first.
+        func withoutFrameCheck(_ packet: ArraySlice<UInt8>, originalLength: Int) -> ArraySlice<UInt8> {
+            let cut = max(0, originalLength - packet.count)
+            return packet.dropLast(min(packet.count, max(0, frameCheckLength - cut)))
+        }
     }
 
     /// `if_tsresol`: timestamps count 10^-n or 2^-n seconds.
@@ -141,6 +151,9 @@ public struct PcapngReader: RecordedEventReader {
                 let value = body[index + 4]
                 interface.resolution = value & 0x80 == 0 ? .decimal(Int(value)) : .binary(Int(value & 0x7F))
             }
+            if code == PcapngFormat.frameCheckLengthOption, length >= 1 {
+                interface.frameCheckLength = Int(body[index + 4])
+            }
             if code == PcapngFormat.timestampOffsetOption, length >= 8 {
                 let first = UInt64(body.uint32(at: index + 4, bigEndian: bigEndian))
                 let second = UInt64(body.uint32(at: index + 8, bigEndian: bigEndian))
@@ -162,6 +175,7 @@ public struct PcapngReader: RecordedEventReader {
         let start = body.startIndex
         let index = Int(body.uint32(at: start, bigEndian: bigEndian))
         let captured = Int(body.uint32(at: start + 12, bigEndian: bigEndian))
+        let original = Int(body.uint32(at: start + 16, bigEndian: bigEndian))
         guard index < interfaces.count else {
             walker.fail(.corruptRecord(offset: block.offset, reason: "packet on interface \(index), but \(interfaces.count) are described"))
             return nil
@@ -173,7 +187,7 @@ public struct PcapngReader: RecordedEventReader {
         let ticks = UInt64(body.uint32(at: start + 4, bigEndian: bigEndian)) << 32 | UInt64(body.uint32(at: start + 8, bigEndian: bigEndian))
         let interface = interfaces[index]
         let time = Timestamp(microsecondsSinceEpoch: Self.adding(seconds: interface.offsetSeconds, to: Self.microseconds(ticks, interface.resolution)))
-        return (index, time, body[(start + 20)..<(start + 20 + captured)])
+        return (index, time, interface.withoutFrameCheck(body[(start + 20)..<(start + 20 + captured)], originalLength: original))
     }
 
     /// Original length (4), data: always interface 0, no time; the captured
@@ -188,9 +202,10 @@ public struct PcapngReader: RecordedEventReader {
             walker.fail(.corruptRecord(offset: block.offset, reason: "simple packet block of \(body.count + 12) bytes, at least 16 expected"))
             return nil
         }
-        var captured = min(Int(body.uint32(at: body.startIndex, bigEndian: walker.bigEndian)), body.count - 4)
+        let original = Int(body.uint32(at: body.startIndex, bigEndian: walker.bigEndian))
+        var captured = min(original, body.count - 4)
         if interface.snapLength > 0 { captured = min(captured, interface.snapLength) }
-        return body[(body.startIndex + 4)..<(body.startIndex + 4 + captured)]
+        return interface.withoutFrameCheck(body[(body.startIndex + 4)..<(body.startIndex + 4 + captured)], originalLength: original)
     }
 
     /// `microseconds` plus `if_tsoffset`'s seconds, held at Int64's ends rather than overflowing.

@@ -25,10 +25,16 @@ public struct PcapngWriter: Sendable {
 
     /// Describes an interface and returns its id. `tsresol` is the raw
     /// `if_tsresol` byte (6: microseconds, 9: nanoseconds, 0x80 | n: 2^-n s);
-    /// `tsoffset` the `if_tsoffset` seconds, left out when 0, which packets' times count from.
+    /// `tsoffset` the `if_tsoffset` seconds, left out when 0, which packets' times count from;
+    /// `fcslen` the `if_fcslen` byte, left out when 0 (the packets appended then carry their own check bytes).
     @discardableResult
-    public mutating func addInterface(linkType: UInt32, tsresol: UInt8 = 6, snapLength: UInt32 = 0, tsoffset: Int64 = 0) -> Int {
+    public mutating func addInterface(
+        linkType: UInt32, tsresol: UInt8 = 6, snapLength: UInt32 = 0, tsoffset: Int64 = 0, fcslen: UInt8 = 0
+    ) -> Int {
         var body = field(UInt16(truncatingIfNeeded: linkType)) + field(UInt16(0)) + field(snapLength)
+        if fcslen != 0 {
+            body += field(PcapngFormat.frameCheckLengthOption) + field(UInt16(1)) + [fcslen, 0, 0, 0]
+        }
         if tsresol != 6 {
             body += field(PcapngFormat.timestampResolutionOption) + field(UInt16(1)) + [tsresol, 0, 0, 0]
         }
