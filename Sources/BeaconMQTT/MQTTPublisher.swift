@@ -127,6 +127,7 @@ public final class MQTTPublisher: Sendable {
                 reason = "the connection closed"
                 // Said once a connection: a flood of leftover configs must not become a flood of log lines.
                 let removalsDroppedBefore = session.publication.removalsDropped
+                var refusedOnConnection = 0
                 let clearable = ([topics.regionStateFilter] + (settings.discoveryPrefix.isEmpty ? [] : [topics.regionDiscoveryFilter]))
                     .map { "-t '\($0)'" }.joined(separator: " ")
                 var saidRemovalsDropped = false
@@ -152,6 +153,18 @@ public final class MQTTPublisher: Sendable {
                         }
                         for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
                         session.seen.removeAll()
+                        if let last = session.refused.last {
+                            // A refusal is the broker's configuration (its ACL): not retried on this
+                            // connection, said once a connection, and counted where `beaconctl mqtt` shows it.
+                            if refusedOnConnection == 0 {
+                                logger.error(
+                                    "MQTT: \(settings.broker) refused to take \(last.topic): \(Self.reason(last.reason)); check the broker's ACL for this node's topics \(topics.node)/# and \(settings.discoveryPrefix.isEmpty ? "" : "\(settings.discoveryPrefix)/# ")(docs/mqtt.md); refusals on this connection are counted in beaconctl mqtt")
+                            }
+                            refusedOnConnection += session.refused.count
+                            session.refused.removeAll()
+                            setStatus(
+                                "connected: \(settings.broker) as node \(nodeID); \(refusedOnConnection) message(s) refused by the broker (last: \(last.topic): \(Self.reason(last.reason)))")
+                        }
                         if !saidRemovalsDropped, session.publication.removalsDropped > removalsDroppedBefore {
                             saidRemovalsDropped = true
                             logger.warning(
@@ -222,11 +235,15 @@ public final class MQTTPublisher: Sendable {
             // the next loop step only says the client is not connected.
             if rc >= 128 { session.refusal = MQTTPublisher.disconnection(rc, clientID: session.clientID) }
         }
-        mosquitto_publish_callback_set(mosq) { _, context, mid in
+        // The v5 callback, for the PUBACK's reason: a broker refuses a
+        // PUBLISH (its ACL: 0x87) by acknowledging it with a reason of 128 or more.
+        mosquitto_publish_v5_callback_set(mosq) { _, context, mid, reason, _ in
             guard let context else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
             session.unacknowledged = max(0, session.unacknowledged - 1)
-            if mid == session.lastWord { session.lastWordAcknowledged = true }
+            let topic = session.inFlight.removeValue(forKey: mid)
+            if mid == session.lastWord { session.lastWordAcknowledged = reason < 128 }
+            if reason >= 128, let topic { session.refused.append((topic, reason)) }
         }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
@@ -297,6 +314,7 @@ public final class MQTTPublisher: Sendable {
             return nil
         }
         session.unacknowledged += 1
+        session.inFlight[mid] = message.topic
         return mid
     }
 
@@ -392,6 +410,11 @@ public final class MQTTPublisher: Sendable {
             ? "\(text) (another client connected as \(clientID): does a second beacond use the same mqtt.node_id?)" : text
     }
 
+    /// An MQTT 5 reason code as the broker meant it: `Not authorized (0x87)`.
+    static func reason(_ rc: Int32) -> String {
+        "\(String(cString: mosquitto_reason_string(rc))) (0x\(String(rc, radix: 16, uppercase: true)))"
+    }
+
     /// What a refused CONNECT says: an MQTT 5 reason code (128 and up) has its
     /// own names, which `mosquitto_connack_string` does not know.
     static func refusal(_ rc: Int32) -> String {
@@ -441,6 +464,10 @@ private final class Session {
     var seen: [(topic: String, payload: ReceivedPayload)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
+    /// Their topics, by message id (at most `unacknowledgedLimit` and the last word).
+    var inFlight: [Int32: String] = [:]
+    /// PUBLISHes the broker acknowledged with a refusal, since the pump last took them.
+    var refused: [(topic: String, reason: Int32)] = []
     /// The message id of `offline` when stopping, and whether its PUBACK came.
     var lastWord: Int32?
     var lastWordAcknowledged = false
@@ -456,6 +483,8 @@ private final class Session {
         wasConnected = false
         refusal = nil
         unacknowledged = 0
+        inFlight.removeAll()
+        refused.removeAll()
         lastLibraryError = nil
         seen.removeAll()
     }

@@ -282,6 +282,34 @@ import Testing
         #expect(line.contains("no answer to beacond's CONNECT") && !line.contains("ping"), "\(line)")
     }
 
+    /// A broker whose ACL refuses some of the node's topics acknowledges
+    /// each such PUBLISH with "Not authorized": said once a connection,
+    /// naming the topic, and counted in the Mqtt property. Before, libmosquitto's
+    /// old callback hid the reason and beacond said "connected" while Home
+    /// Assistant got no configs (the audit of 2026-11-27).
+    @Test func publishesTheBrokerRefusesAreSaid() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let acl = directory.appendingPathComponent("acl").path
+        // Anonymous clients may write the node's own topics, not the discovery prefix.
+        try Data("topic readwrite beacond/#\ntopic read homeassistant/#\n".utf8).write(to: URL(fileURLWithPath: acl))
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nacl_file \(acl)")
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let service = try await Service(
+            configuration: try Self.configuration("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: acl\n", in: directory), source: Self.cafe)
+        try await subscriber.wait("the node's own state") { $0.topic == "beacond/acl/nearest_venue" }
+        try await Self.waitForLog(service) { $0.contains("refused to take homeassistant/") }
+        let refusals = service.logText.split(separator: "\n").filter { $0.contains("refused to take") }
+        #expect(refusals.count == 1, "\(refusals)")
+        #expect(refusals.first?.contains("Not authorized (0x87)") == true, "\(refusals)")
+        #expect(refusals.first?.contains("/config") == true, "\(refusals)")
+        // The property follows the node's status at the service's next publication.
+        let said = await eventually(seconds: 30) {
+            (try? Self.mqttProperty(service))?.contains("refused by the broker (last: homeassistant/") == true
+        }
+        let property = try Self.mqttProperty(service)
+        #expect(said && property.contains("connected: "), "\(property)")
+    }
+
     @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() async throws {
         let directory = try TestSupport.temporaryDirectory()
         let passwords = directory.appendingPathComponent("passwords").path
