@@ -152,6 +152,29 @@ import Testing
         ])
     }
 
+    /// A second reset after scanning again is said as the first was (the
+    /// audit of 2026-11-27: the same reason was taken for the outage already
+    /// said, and the regions went on as if the radio had never stopped).
+    @Test func theSameOutageTwiceIsSaidTwice() async throws {
+        let reset: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        let controllers = [
+            ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1), reset] },
+            ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 2), reset] },
+            ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 3)] },
+        ]
+        let opened = Mutex(0)
+        let source = HCISource(adapter: "hci0", retryInterval: .milliseconds(5), quietCheck: Self.neverQuiet) {
+            _ throws(SourceError) -> any HCIChannel in
+            controllers[opened.withLock { opened in
+                defer { opened += 1 }
+                return min(opened, controllers.count - 1)
+            }]
+        }
+        let seen = try await Self.run(source) { $0.contains(.report(minor: 3)) }
+        let outage = Seen.available(false, "hci0 was reset (brought down and up, or `hciconfig hci0 reset`), which cleared its scan; trying again every 5ms")
+        #expect(seen.filter { $0 == outage }.count == 2, "\(seen)")
+    }
+
     /// A radio gone deaf (btvirt, like some Pi radios, reports only when the scan is enabled anew):
     /// the scan is re-issued after the quiet, and the comeback is noted.
     @Test func aQuietScanIsReissuedAndTheComebackNoted() async throws {
@@ -187,6 +210,24 @@ import Testing
             .note("hci0: advertisements came back after re-issuing the scan (1 try)"),
         ])
         #expect(Array(controller.sent[3...4]) == [HCIScannerTests.legacyParameters, HCIScannerTests.legacyEnable])
+    }
+
+    /// Someone else's scan command that the controller refused (`hcitool
+    /// lescan` while our scan runs: Command Disallowed) changed nothing: our
+    /// scan stays ours, and stopping stops it (the audit of 2026-11-27: it
+    /// was taken for theirs, and left running when beacond stopped).
+    @Test func aScanCommandRefusedToSomeoneElseLeavesOurScanOurs() async throws {
+        let refusedParameters: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0B, 0x20, 0x0C]
+        let controller = ScriptedController {
+            $0.reports = [ScriptedController.iBeaconReport(minor: 1), refusedParameters, ScriptedController.iBeaconReport(minor: 2)]
+        }
+        let source = HCISource(adapter: "hci0", quietCheck: .seconds(86_400)) { _ throws(SourceError) in controller }
+        let seen = try await Self.run(source) { $0.count == 4 }
+        #expect(seen == [
+            .opened(.hci(adapter: "hci0")), .available(true, "hci0: scanning with legacy LE commands (the controller lists no extended scanning)"),
+            .report(minor: 1), .report(minor: 2),
+        ])
+        #expect(controller.sent.last == HCIScannerTests.legacyDisable)
     }
 
     /// Silence that re-issuing does not end (an empty room) gets a bounded number of tries, then is left alone.

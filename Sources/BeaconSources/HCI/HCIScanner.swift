@@ -97,8 +97,10 @@ public struct HCIScanner<Channel: HCIChannel> {
             }
             // We send nothing while reading: an answer to a scan command is
             // someone else's (the kernel starting its own scan, a tool). The
-            // scan is theirs now; we listen, and never stop it.
-            if case .scanning = mode, Self.scanOpcodes.contains(outcome.opcode) {
+            // scan is theirs now; we listen, and never stop it. One the
+            // controller refused (`hcitool lescan` while ours runs: Command
+            // Disallowed) changed nothing, and ours is still ours.
+            if case .scanning = mode, outcome.status == .success, Self.scanOpcodes.contains(outcome.opcode) {
                 mode = .listening(
                     because: "another program sent \(HCICommand(opcode: outcome.opcode)) to \(channel.name) (the kernel's own "
                         + "LE scan, or a tool): listening to the scan it leaves, re-issuing ours only when reports stop")

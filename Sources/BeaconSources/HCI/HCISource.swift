@@ -72,7 +72,8 @@ public struct HCISource: Sendable {
         var reported: String?
         while !control.isStopped {
             do throws(SourceError) {
-                try scan(try open(adapter), control: control, started: &started, emit: emit)
+                // Scanning again: the next outage is said, even if it is the same as the last.
+                try scan(try open(adapter), control: control, scanning: { started = true; reported = nil }, emit: emit)
                 return
             } catch {
                 guard started else {
@@ -93,12 +94,12 @@ public struct HCISource: Sendable {
     /// caller reopens and re-arms once it is back). A scan gone quiet is
     /// re-issued a bounded number of times, each try and its outcome noted.
     private func scan<Channel: HCIChannel>(
-        _ channel: Channel, control: ThreadControl, started: inout Bool, emit: (Output) -> Void
+        _ channel: Channel, control: ThreadControl, scanning: () -> Void, emit: (Output) -> Void
     ) throws(SourceError) {
         var scanner = HCIScanner(channel: channel)
         defer { scanner.stop() }
         let mode = try scanner.start()
-        started = true
+        scanning()
         emit(.event(.opened(.hci(adapter: channel.name))))
         emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)")))
         var recovery = SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now)
