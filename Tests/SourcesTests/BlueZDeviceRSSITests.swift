@@ -26,6 +26,28 @@ import Testing
         ]
     }
 
+    /// RSSI alone is a report without manufacturer data (a scan response,
+    /// another frame of a multi-frame beacon): heard, but no iBeacon, and not
+    /// the last iBeacon again with this report's RSSI (the audit of 2026-11-27).
+    @Test func rssiAloneIsAReportWithoutTheIBeacon() throws {
+        var device = BlueZDevice()
+        let first = device.merge(Self.properties(rssi: -60))
+        let alone = device.merge(["RSSI": .variant(.int16(-80))])
+        #expect(first && alone)
+        let advertisement = try #require(device.advertisement(at: Timestamp(microsecondsSinceEpoch: 1_000_000)))
+        #expect(advertisement.report.data.isEmpty)
+        #expect(advertisement.report.rssi == -80)
+        var decoder = AdvertisementDecoder()
+        let none = decoder.decode(advertisement)
+        #expect(none == nil)
+        #expect(decoder.advertisements == 1 && decoder.malformed == 0)
+        // The next report with the iBeacon is one again.
+        _ = device.merge(Self.properties(rssi: -61))
+        let next = try #require(device.advertisement(at: Timestamp(microsecondsSinceEpoch: 1_100_000)))
+        let again = decoder.decode(next)
+        #expect(again?.rssi == -61)
+    }
+
     @Test(arguments: [Int16(127), 0, -67])
     func rssiFromBlueZGoesThroughTheDecoder(rssi: Int16) throws {
         var device = BlueZDevice()

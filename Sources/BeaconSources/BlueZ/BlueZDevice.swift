@@ -11,7 +11,13 @@ struct BlueZDevice: Sendable, Equatable {
     var address: BluetoothAddress?
     /// 0 public, 1 random, as HCI numbers them.
     var addressType: UInt8 = 0
-    /// Company identifier → the bytes after it.
+    /// Company identifier → the bytes after it, of the report last merged
+    /// only. With `DuplicateData` BlueZ sends ManufacturerData with every
+    /// report that carries it, in the same PropertiesChanged as its RSSI
+    /// (PLATFORM-NOTES); RSSI alone is a report without it — a scan response,
+    /// another frame of a beacon that also sends Eddystone — which must not
+    /// be taken for the iBeacon again (until 2026-11-27 the data of an
+    /// earlier report was, and such a device never left its region).
     var manufacturerData: [UInt16: [UInt8]] = [:]
     var rssi: Int16?
 
@@ -21,14 +27,15 @@ struct BlueZDevice: Sendable, Equatable {
     mutating func merge(_ properties: [String: DBusValue]) -> Bool {
         if let text = properties["Address"]?.string, let address = BluetoothAddress(text) { self.address = address }
         if let type = properties["AddressType"]?.string { addressType = type == "random" ? 1 : 0 }
-        if let value = properties["ManufacturerData"], let data = Self.manufacturerData(value) { manufacturerData = data }
+        manufacturerData = properties["ManufacturerData"].flatMap(Self.manufacturerData) ?? [:]
         guard let rssi = properties["RSSI"]?.integer, let value = Int16(exactly: rssi) else { return false }
         self.rssi = value
         return true
     }
 
-    /// The latest report as an advertisement received at `time`; `nil` until
-    /// the address and RSSI are known.
+    /// The latest report as an advertisement received at `time` (with no
+    /// data when it carried no manufacturer data); `nil` until the address
+    /// and RSSI are known.
     func advertisement(at time: Timestamp) -> Advertisement? {
         guard let address, let rssi else { return nil }
         var data: [UInt8] = []
