@@ -463,7 +463,7 @@ public final class BeaconService: Service, Sendable {
 
     private static func describe(_ summary: ReplaySource.Summary) -> String {
         var text = "replayed \(summary.events) HCI events (\(summary.format))"
-        if summary.skippedRecords > 0 { text += ", skipped \(summary.skippedRecords) unreadable lines" }
+        if let skipped = summary.skipped { text += ", \(skipped)" }
         if let times = summary.timeNote { text += "; \(times)" }
         if let stop = summary.stoppedEarly { text += "; stopped early: \(stop)" }
         return text

@@ -87,11 +87,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let problem = counters.lastProblem { lines.append("last dropped: \(problem)") }
         if case .replay(let replay) = outcome {
             lines.append("recording: \(replay.format)")
-            if replay.skippedRecords > 0 {
-                lines.append(
-                    "skipped \(replay.skippedRecords) unreadable packets or lines"
-                        + (replay.lastSkipReason.map { " (last: \($0))" } ?? ""))
-            }
+            if let skipped = replay.skipped { lines.append(skipped) }
             if let times = replay.timeNote { lines.append(times + " in pacing; the times printed are as recorded") }
             if let stop = replay.stoppedEarly { lines.append("stopped early: \(stop); everything before it was read") }
         }

@@ -85,7 +85,14 @@ import Testing
         var event = Fixtures.raspberryPiIBeaconEvent
         event[4] = 0x07
         let report = try #require(try Self.reports(in: event).first)
-        #expect(report.kind == .extended(AdvertisingReport.ExtendedType(rawValue: 0x07)))
+        #expect(report.kind == .extended(AdvertisingReport.ExtendedType(rawValue: 0x07).union(.legacyPDU)))
+        // A damaged type byte with the bits an extended report's data status sits in is still whole:
+        // decoded, not held as a piece of a chain.
+        event[4] = 0x23
+        var decoder = AdvertisementDecoder()
+        var sightings = 0
+        decoder.decode(event: event[...], at: Timestamp(microsecondsSinceEpoch: 0)) { _ in sightings += 1 }
+        #expect(sightings == 1 && decoder.incompleteAdvertisements == 0 && decoder.chains.pending == 0)
     }
 
     // MARK: Extended reports (0x0D)

@@ -77,8 +77,9 @@ public enum HCIEvent {
             if let type = AdvertisingReport.LegacyType(rawValue: b[i]) {
                 kind = .legacy(type)
             } else {
-                // Not one of the five legacy PDU types: keep it, typed as extended bits.
-                kind = .extended(AdvertisingReport.ExtendedType(rawValue: UInt16(b[i])))
+                // Not one of the five legacy PDU types: keep it, typed as extended bits
+                // marked legacy, which it is (and so never a piece of a chain: `ReportChains`).
+                kind = .extended(AdvertisingReport.ExtendedType(rawValue: UInt16(b[i])).union(.legacyPDU))
             }
             return AdvertisingReport(
                 kind: kind, addressType: b[i + 1], address: BluetoothAddress(littleEndian: b, at: i + 2),

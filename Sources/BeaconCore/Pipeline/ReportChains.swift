@@ -51,7 +51,8 @@ public struct ReportChains: Sendable, Equatable {
     /// (the first piece's event type, the last one's RSSI and TX power).
     /// An advertisement that will never be whole is counted in `abandoned`.
     public mutating func join(_ report: AdvertisingReport, at time: Timestamp) -> AdvertisingReport? {
-        guard case .extended(let type) = report.kind else { return report }
+        // A legacy PDU is whole, whatever the bits beside its type say (Vol 4 Part E 7.7.65.13).
+        guard case .extended(let type) = report.kind, !type.contains(.legacyPDU) else { return report }
         if !chains.isEmpty { dropStale(at: time) }
         let index = chains.firstIndex { $0.holds(report) }
         switch report.dataStatus {

@@ -22,10 +22,17 @@ public struct ReplaySource: Sendable {
     public struct Summary: Sendable {
         public var format: RecordingReader.Format
         public var events = 0
-        /// Text-log packets that could not be read and were skipped.
+        /// Packets (damaged, or on an interface beacond does not read) and
+        /// text-log lines that could not be read and were skipped.
         public var skippedRecords = 0
         /// Why the last of them was skipped, when the format says.
         public var lastSkipReason: String?
+
+        /// What was skipped, as the service's end line and `beacond scan`'s summary both say it.
+        public var skipped: String? {
+            guard skippedRecords > 0 else { return nil }
+            return "skipped \(skippedRecords) unreadable packets or lines" + (lastSkipReason.map { " (last: \($0))" } ?? "")
+        }
         public var stoppedEarly: RecordingError?
         /// What the replay did with times it could not take as recorded (`ReplayTimeline.note`).
         public var timeNote: String?
