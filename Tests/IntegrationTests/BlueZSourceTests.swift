@@ -205,6 +205,20 @@ import Testing
         try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
     }
 
+    /// A clean stop ends beacond's discovery session itself: StopDiscovery,
+    /// answered (the audit of 2026-11-27: it was called from the cancelled
+    /// source task and never sent).
+    @Test func stoppingStopsDiscovery() async throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let monitor = try await AvailabilityMonitor(bus: bus)
+        let service = try await Service(bus: bus, source: "bluez")
+        try await monitor.wait(for: Self.discovering)
+        service.stop()
+        let calls = try mock.calls()
+        #expect(calls.last?.method == "StopDiscovery" && calls.last?.error == nil, "\(calls.map(\.method))")
+    }
+
     @Test func adapterRemovedAndAddedAgainIsFollowed() async throws {
         let (mock, monitor, service) = try await Self.rangingCounterOne()
 

@@ -245,12 +245,17 @@ struct BlueZSession {
         }
     }
 
-    /// Best effort when stopping; bluetoothd also ends our discovery when we leave the bus.
+    /// Best effort when stopping; bluetoothd also ends our discovery when we
+    /// leave the bus. Sent from a task of its own: the source's is cancelled
+    /// by now, and a cancelled task's calls fail before they are sent.
     func stopDiscovery() async {
         guard let adapterPath else { return }
-        _ = try? await connection.call(
-            destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery",
-            timeout: .seconds(2))
+        let connection = connection
+        await Task {
+            _ = try? await connection.call(
+                destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery",
+                timeout: .seconds(2))
+        }.value
     }
 
     /// A device's properties: delivered as an advertisement when they carry a report.

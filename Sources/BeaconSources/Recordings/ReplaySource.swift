@@ -70,15 +70,17 @@ public struct ReplaySource: Sendable {
     /// Delivers every HCI event of the recording, sleeping on `clock` to keep its pace.
     ///
     /// - Parameters:
-    ///   - startTime: the time given to the first event of a log that carries none.
+    ///   - startTime: the time given to the first event of a log that carries none,
+    ///     taken once the file is read (a large one takes seconds), as the pacing's start is.
     ///   - rebased: move the recording's times so that it starts at `startTime`
     ///     (the service does, so its clock and the recording's agree); `scan`
     ///     keeps the times as recorded.
     public func run<C: Clock<Duration>>(
-        clock: C, startTime: Timestamp, rebased: Bool = false, _ deliver: (SourceEvent) -> Void
+        clock: C, startTime: @autoclosure () -> Timestamp, rebased: Bool = false, _ deliver: (SourceEvent) -> Void
     ) async throws(SourceError) -> Summary {
         var reader = try open()
         var summary = Summary(format: reader.format)
+        let startTime = startTime()
         let startInstant = clock.now
         var timeline = ReplayTimeline()
         var upcoming = reader.next()
