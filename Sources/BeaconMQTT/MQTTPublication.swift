@@ -25,6 +25,13 @@ public struct MQTTPublication: Sendable {
     private var regions: Set<String>?
     /// Region configs seen on the broker before the first state, judged when it comes.
     private var seenEarly: Set<String> = []
+    /// Home Assistant's birth messages are answered (everything sent again)
+    /// at most once per `birthInterval`; one said meanwhile waits its turn.
+    /// Anyone allowed to publish it could otherwise have every topic sent
+    /// once a second (2,000 messages a second with 1,000 regions).
+    public static let birthInterval = Duration.seconds(30)
+    private var birthSaid = false
+    private var birthAnswered: Timestamp?
 
     private struct Wanted {
         var message: MQTTMessage
@@ -87,17 +94,16 @@ public struct MQTTPublication: Sendable {
 
     /// A message on one of the `subscriptions`.
     /// Home Assistant saying `online` (it restarted) gets everything retained
-    /// again, each topic still at most once per `minimumInterval` however
-    /// often it is said; this node's own config or region state, replaced or
+    /// again, at most once per `birthInterval` however often it is said (it
+    /// takes longer than that to restart, and reads the retained configs when
+    /// it subscribes); this node's own config or region state, replaced or
     /// deleted by another client, is sent again (a device deleted in Home
     /// Assistant comes back whole while beacond runs, as Home Assistant
     /// documents for a device that still announces itself); a retained
     /// config or state of a region this node no longer has is cleared.
     public mutating func received(topic: String, payload: ReceivedPayload) {
         if topic == topics.homeAssistantStatus {
-            if payload == Self.birth {
-                for key in sent.keys { sent[key]?.payload = nil }
-            }
+            if payload == Self.birth { birthSaid = true }
             return
         }
         if let mine = wanted[topic], !mine.isRemoval {
@@ -120,6 +126,11 @@ public struct MQTTPublication: Sendable {
     /// delays every topic in turn and starves none. They count as sent; those
     /// past the limit wait for the next call.
     public mutating func due(now: Timestamp, atMost limit: Int = .max) -> [MQTTMessage] {
+        if birthSaid, birthAnswered.map({ now - $0 >= Self.birthInterval }) ?? true {
+            birthSaid = false
+            birthAnswered = now
+            for key in sent.keys { sent[key]?.payload = nil }
+        }
         var ready: [(String, Wanted)] = []
         for (topic, entry) in wanted {
             if let last = sent[topic] {

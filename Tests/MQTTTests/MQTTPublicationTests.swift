@@ -149,18 +149,24 @@ import Testing
 
     /// Home Assistant's birth message said 10,000 times a second (anyone
     /// may publish it) made 2,000 republishes of every topic in 10 s in the
-    /// audit; each topic is still sent at most once per interval.
-    @Test func aFloodOfBirthMessagesIsPacedPerTopic() {
+    /// audit of 2026-11-26; paced per topic, still every topic once a second
+    /// (the audit of 2026-11-27). Now births are answered once per
+    /// `birthInterval`, and one said meanwhile is answered when it is over.
+    @Test func aFloodOfBirthMessagesIsAnsweredOncePerInterval() {
         var publication = MQTTPublication(topics: Self.topics, version: "1.0", publishBeacons: false)
         publication.update(Self.state())
         let first = publication.due(now: Self.t0)
         var sent = 0
-        for tenth in 1...30 {
-            for _ in 0..<1_000 { publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online")) }
+        for tenth in 1...300 {
+            for _ in 0..<100 { publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online")) }
             sent += publication.due(now: Self.t0 + .milliseconds(100 * tenth)).count
         }
-        // Three seconds: everything again at 1 s, 2 s and 3 s, never in between.
-        #expect(sent == 3 * first.count)
+        // 30 s: everything once, at 1 s (a topic is sent at most once a second), then nothing.
+        #expect(sent == first.count)
+        // The births said since are answered once the interval is over.
+        let after = Self.t0 + .milliseconds(100) + MQTTPublication.birthInterval
+        #expect(publication.due(now: after).count == first.count)
+        #expect(publication.due(now: after + .seconds(5)).isEmpty)
     }
 
     /// Removals of what earlier runs left go after the node's own state, and
