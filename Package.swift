@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(name: "BeaconFilesTests", dependencies: ["BeaconFiles", "BeaconTestSupport"]),
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["BeaconMQTT", "BeaconCore", "BeaconConfiguration"]
+            dependencies: ["BeaconMQTT", "BeaconCore", "BeaconConfiguration", "BeaconTestSupport"]
         ),
         .testTarget(
             name: "DBusTests",

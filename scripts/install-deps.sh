@@ -21,6 +21,7 @@ tests=(
     python3-dbus       # python clients in tests
     python3-gi         # a GLib main loop for python clients that wait on many calls at once
     python3-dbusmock   # mocked BlueZ for the bluez source's tests
+    python3-jinja2     # Home Assistant's template engine: the discovery templates rendered as it renders them
     bluez              # btmon: the reference decoder the tests compare with
     libglib2.0-bin     # gdbus
     systemd            # busctl, systemd-analyze

@@ -21,7 +21,9 @@ public struct HomeAssistantDiscovery: Sendable {
         config("sensor", "nearest_venue", [
             "name": "Nearest venue",
             "state_topic": .string(topics.nearestVenue),
-            "value_template": "{{ value_json.name if value_json.id else 'none' }}",
+            // Home Assistant refuses a state over 255 characters (code points)
+            // as unknown; a name of 200 characters may have more.
+            "value_template": "{{ value_json.name[:255] if value_json.id else 'none' }}",
             "json_attributes_topic": .string(topics.nearestVenue),
             "json_attributes_template": .string(
                 "{{ {" + Self.slowFields.map { "'\($0)': value_json.\($0)" }.joined(separator: ", ") + "} | tojson }}"),
