@@ -50,6 +50,10 @@ public struct AdvertisementDecoder: Sendable, Equatable {
         events += 1
         do {
             try HCIEvent.forEachAdvertisingReport(in: packet) { piece in
+                if chains.passesWhole(piece) {
+                    if let sighting = decode(Advertisement(time: time, report: piece)) { body(sighting) }
+                    return
+                }
                 let abandoned = chains.abandoned
                 let whole = chains.join(piece, at: time)
                 if chains.abandoned > abandoned { lastProblem = chains.lastAbandoned }

@@ -46,6 +46,14 @@ public struct ReportChains: Sendable, Equatable {
     /// Advertisements with pieces waiting for the rest.
     public var pending: Int { chains.count }
 
+    /// Whether `report` is whole and completes no chain: nearly every report,
+    /// which then skips `join` (and the copies of the report it makes).
+    @inline(__always)
+    public func passesWhole(_ report: AdvertisingReport) -> Bool {
+        guard case .extended(let type) = report.kind else { return true }
+        return chains.isEmpty && (type.contains(.legacyPDU) || type.dataStatus == .complete)
+    }
+
     /// Takes one report; returns the whole advertisement it completes, if
     /// any: a report that is whole by itself, or a chain's pieces joined
     /// (the first piece's event type, the last one's RSSI and TX power).
