@@ -201,7 +201,7 @@ extension BeaconClient {
                 member: StandardInterfaces.nameOwnerChanged, arg0: Beacond.busName
             ) { signal in
                 // The owner beacond's regions and state lived in left: gone, or replaced by another at once.
-                guard signal.arguments.count == 3, signal.arguments[0].string == Beacond.busName, signal.arguments[1].string != "" else { return }
+                guard signal.arguments.count == 3, signal.arguments[1].string != "" else { return }
                 continuation.finish(throwing: BeacondError.serviceNotRunning(BeacondError.notRunning(on: bus)))
             },
             // The bus itself going away says nothing on the bus: libdbus tells its own connection.

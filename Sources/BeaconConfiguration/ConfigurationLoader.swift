@@ -20,7 +20,7 @@ public enum ConfigurationLoader {
 
     public static func load(contentsOf path: String) throws(ConfigurationError) -> Configuration {
         try parse(
-            try bytes(of: path) { path.hasPrefix("/") ? nil : " in the working directory; an installed beacond reads \(installedPath)" },
+            try bytes(of: path) { path.hasPrefix("/") ? nil :  " in the working directory; an installed beacond reads \(installedPath) (beacond --config \(installedPath); beacond check-config \(installedPath))" },
             file: path)
     }
 

@@ -242,7 +242,7 @@ public final class MQTTPublisher: Sendable {
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
             session.unacknowledged = max(0, session.unacknowledged - 1)
             let topic = session.inFlight.removeValue(forKey: mid)
-            if mid == session.lastWord { session.lastWordAcknowledged = reason < 128 }
+            if mid == session.lastWord { session.lastWordAnswer = reason }
             if reason >= 128, let topic { session.refused.append((topic, reason)) }
         }
         mosquitto_message_callback_set(mosq) { _, context, message in
@@ -328,7 +328,7 @@ public final class MQTTPublisher: Sendable {
         var offline = session.publication.lastWill
         offline.retain = true
         session.lastWord = publish(mosq, offline, session)
-        session.lastWordAcknowledged = false
+        session.lastWordAnswer = nil
         guard session.lastWord != nil, session.connected else {
             // Not taken, or the connection is gone: the broker publishes the will itself.
             mosquitto_disconnect_v5(mosq, Int32(MQTT_RC_DISCONNECT_WITH_WILL_MSG.rawValue), nil)
@@ -336,10 +336,10 @@ public final class MQTTPublisher: Sendable {
             return
         }
         let acknowledging = Self.now() + Self.lastWordWait
-        while session.connected, !session.lastWordAcknowledged, Self.now() < acknowledging {
+        while session.connected, session.lastWordAnswer == nil, Self.now() < acknowledging {
             guard mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
         }
-        let acknowledged = session.lastWordAcknowledged
+        let acknowledged = session.lastWordAnswer.map { $0 < 128 } ?? false
         mosquitto_disconnect_v5(mosq, Int32(acknowledged ? 0 : MQTT_RC_DISCONNECT_WITH_WILL_MSG.rawValue), nil)
         let disconnecting = Self.now() + .milliseconds(500)
         while session.connected, Self.now() < disconnecting {
@@ -347,6 +347,9 @@ public final class MQTTPublisher: Sendable {
         }
         if acknowledged {
             logger.notice("MQTT: said offline and disconnected from \(settings.broker)")
+        } else if let refusal = session.lastWordAnswer {
+            logger.warning(
+                "MQTT: \(settings.broker) refused to take offline: \(Self.reason(refusal)); disconnected asking it to publish the last will (offline) instead")
         } else {
             logger.warning(
                 "MQTT: \(settings.broker) did not acknowledge offline within \(Self.lastWordWait.tenthsText); disconnected asking it to publish the last will (offline) instead")
@@ -468,9 +471,10 @@ private final class Session {
     var inFlight: [Int32: String] = [:]
     /// PUBLISHes the broker acknowledged with a refusal, since the pump last took them.
     var refused: [(topic: String, reason: Int32)] = []
-    /// The message id of `offline` when stopping, and whether its PUBACK came.
+    /// The message id of `offline` when stopping.
     var lastWord: Int32?
-    var lastWordAcknowledged = false
+    /// The PUBACK's reason for `lastWord` once it came (0: taken; 128 and up: refused).
+    var lastWordAnswer: Int32?
 
     init(publication: MQTTPublication, clientID: String) {
         self.publication = publication

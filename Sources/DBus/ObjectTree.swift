@@ -76,9 +76,11 @@ struct ObjectTree: Sendable {
         let interfaces = objects[call.path]
         switch (call.interface, call.member) {
         case (Self.introspectable, "Introspect"), ("", "Introspect"):
-            let listed = call.path == managerPath ? alwaysListed : []
-            let children = Self.children(of: call.path, in: objects.keys + listed)
-            guard interfaces != nil || !children.isEmpty else { return unknownObject(call) }
+            let children = call.path == managerPath
+                ? Self.children(of: call.path, in: objects.keys + alwaysListed) : Self.children(of: call.path, in: objects.keys)
+            // An always-listed node answers even with nothing below it now, so
+            // that `busctl tree` and `gdbus introspect --recurse` walk it.
+            guard interfaces != nil || !children.isEmpty || alwaysListed.contains(call.path) else { return unknownObject(call) }
             guard !call.oversized else { return oversized(call) }
             guard signature.isEmpty else { return call.fail(.invalidArgs("Introspect takes no arguments, got (\(signature))")) }
             call.reply([.string(Self.introspection(interfaces ?? [], children: children, isManager: managerPath == call.path))])

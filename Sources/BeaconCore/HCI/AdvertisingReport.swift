@@ -30,8 +30,13 @@ public struct AdvertisingReport: Sendable, Equatable {
 
         /// Bits 5-6: whether `data` is the whole advertisement.
         public var dataStatus: DataStatus {
-            DataStatus(rawValue: UInt8((rawValue >> 5) & 0b11)) ?? .reserved
+            DataStatus(rawValue: UInt8((rawValue & Self.dataStatusBits) >> 5)) ?? .reserved
         }
+
+        /// The same type with its data status cleared (complete).
+        public var withoutDataStatus: ExtendedType { ExtendedType(rawValue: rawValue & ~Self.dataStatusBits) }
+
+        private static let dataStatusBits: UInt16 = 0b11 << 5
     }
 
     public enum DataStatus: UInt8, Sendable {
@@ -70,13 +75,21 @@ public struct AdvertisingReport: Sendable, Equatable {
         self.data = data
     }
 
-    /// Whether `data` is the whole advertisement: legacy reports always are;
+    /// Whether the report carries a legacy PDU — a legacy report, or an
+    /// extended one that says so: whole by itself, never a piece of a chain.
+    public var isLegacyPDU: Bool {
+        switch kind {
+        case .legacy: true
+        case .extended(let type): type.contains(.legacyPDU)
+        }
+    }
+
+    /// Whether `data` is the whole advertisement: a legacy PDU's always is
+    /// (Core 5.4 Vol 4 Part E 7.7.65.13), whatever bits beside its type say;
     /// an extended one may be a piece of a longer one (`ReportChains`).
     public var dataStatus: DataStatus {
-        switch kind {
-        case .legacy: .complete
-        case .extended(let type): type.dataStatus
-        }
+        guard !isLegacyPDU, case .extended(let type) = kind else { return .complete }
+        return type.dataStatus
     }
 
     public var isScanResponse: Bool {

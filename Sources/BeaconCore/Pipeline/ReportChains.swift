@@ -50,8 +50,7 @@ public struct ReportChains: Sendable, Equatable {
     /// which then skips `join` (and the copies of the report it makes).
     @inline(__always)
     public func passesWhole(_ report: AdvertisingReport) -> Bool {
-        guard case .extended(let type) = report.kind else { return true }
-        return chains.isEmpty && (type.contains(.legacyPDU) || type.dataStatus == .complete)
+        report.isLegacyPDU || (chains.isEmpty && report.dataStatus == .complete)
     }
 
     /// Takes one report; returns the whole advertisement it completes, if
@@ -59,8 +58,7 @@ public struct ReportChains: Sendable, Equatable {
     /// (the first piece's event type, the last one's RSSI and TX power).
     /// An advertisement that will never be whole is counted in `abandoned`.
     public mutating func join(_ report: AdvertisingReport, at time: Timestamp) -> AdvertisingReport? {
-        // A legacy PDU is whole, whatever the bits beside its type say (Vol 4 Part E 7.7.65.13).
-        guard case .extended(let type) = report.kind, !type.contains(.legacyPDU) else { return report }
+        guard !report.isLegacyPDU, case .extended(let type) = report.kind else { return report }
         if !chains.isEmpty { dropStale(at: time) }
         let index = chains.firstIndex { $0.holds(report) }
         switch report.dataStatus {
@@ -91,7 +89,7 @@ public struct ReportChains: Sendable, Equatable {
                 }
                 chains.append(Chain(
                     addressType: report.addressType, address: report.address, advertisingSID: report.advertisingSID,
-                    type: AdvertisingReport.ExtendedType(rawValue: type.rawValue & ~Self.dataStatusBits),
+                    type: type.withoutDataStatus,
                     data: Array(report.data), lastPiece: time))
             }
             return nil
@@ -105,9 +103,6 @@ public struct ReportChains: Sendable, Equatable {
             return nil
         }
     }
-
-    /// Bits 5–6 of the event type: the data status.
-    private static let dataStatusBits: UInt16 = 0b11 << 5
 
     private static func tooLong(_ address: BluetoothAddress) -> String {
         "\(address): extended advertisement over \(mostBytes) bytes, more than an advertiser can send"

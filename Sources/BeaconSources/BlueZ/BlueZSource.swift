@@ -50,7 +50,6 @@ public struct BlueZSource: Sendable {
         defer { connection.close() }
         let (inputs, continuation) = AsyncStream<Input>.makeStream(bufferingPolicy: .bufferingNewest(1 << 16))
         connection.subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: BlueZ.service) {
-            guard $0.arguments.first?.string == BlueZ.service else { return }
             continuation.yield(.ownerChanged($0.arguments.last?.string ?? ""))
         }
         connection.subscribe(sender: BlueZ.service, interface: BlueZ.objectManager) { continuation.yield(.signal($0)) }
