@@ -193,19 +193,22 @@ import Testing
 
     /// Someone else's scan command (the kernel starting its own scan, `hcitool
     /// cmd`) arrives while we read: the scan is theirs now. We listen, and when
-    /// reports stop we issue ours without stopping anything first.
+    /// reports stop we issue ours without stopping anything first. Each change
+    /// of how it scans is the availability's reason (since 2026-11-27: a note
+    /// only, and Manager1 went on saying "scanning with legacy LE commands").
     @Test func aScanCommandFromSomeoneElseMeansListeningAndNeverStoppingTheirScan() async throws {
         let foreignDisable: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]
         let controller = ScriptedController { $0.reports = [ScriptedController.iBeaconReport(minor: 1), foreignDisable] }
         let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(20)) { _ throws(SourceError) in controller }
-        let seen = try await Self.run(source) { $0.count == 7 }
+        let seen = try await Self.run(source) { $0.count == 8 }
         let scanning = "scanning with legacy LE commands (the controller lists no extended scanning)"
         #expect(seen == [
             .opened(.hci(adapter: "hci0")), .available(true, "hci0: \(scanning)"),
             .report(minor: 1),
-            .note("hci0: another program sent LE Set Scan Enable (0x200C) to hci0 (the kernel's own LE scan, or a tool): "
+            .available(true, "hci0: another program sent LE Set Scan Enable (0x200C) to hci0 (the kernel's own LE scan, or a tool): "
                 + "listening to the scan it leaves, re-issuing ours only when reports stop"),
             .note("hci0: no advertising report for 20ms; re-issued the scan (try 1 of 3): \(scanning)"),
+            .available(true, "hci0: \(scanning)"),
             .report(minor: 1),
             .note("hci0: advertisements came back after re-issuing the scan (1 try)"),
         ])

@@ -107,7 +107,8 @@ public struct HCISource: Sendable {
         while !control.isStopped {
             let before = scanner.mode
             let event = try scanner.next(timeout: .milliseconds(200))
-            if let mode = scanner.mode, mode != before { emit(.event(.note("\(channel.name): \(mode)"))) }
+            // How it scans is the availability's reason (Manager1, systemd's status), not only a log line.
+            if let mode = scanner.mode, mode != before { emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)"))) }
             if let event {
                 emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
                 if let tries = recovery.heard(at: .now) {
@@ -123,10 +124,12 @@ public struct HCISource: Sendable {
             }
             switch recovery.step(at: now) {
             case .rearm(let attempt, let attempts, let quiet):
+                let before = scanner.mode
                 let mode = try scanner.rearm()
                 emit(.event(.note(
                     "\(channel.name): no advertising report for \(quiet.configurationText); re-issued the scan "
                         + "(try \(attempt) of \(attempts)): \(mode)")))
+                if mode != before { emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)"))) }
             case .giveUp(let attempts, let quiet):
                 emit(.event(.note(
                     "\(channel.name): still no advertising report after \(attempts) re-issued scans "
