@@ -205,6 +205,24 @@ import Testing
         try Self.advertise(mock, service, counter1: -75, counter2: -52, until: "counter-2")
     }
 
+    /// BlueZ 5.66 answers InProgress also when the kernel refused to start
+    /// discovery (discovery_complete: btd_error_busy), not only to a client
+    /// already discovering: beacond told them apart by the adapter's
+    /// Discovering, says the refusal and asks again 5 s later (the audit of
+    /// 2026-11-27: it took it for "already discovering" and said available).
+    @Test func inProgressWithoutDiscoveringIsARefusalAskedAgain() async throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        try mock.run(["fail-discovery", "hci0"])
+        let monitor = try await AvailabilityMonitor(bus: bus)
+        let service = try await Service(bus: bus, source: "bluez")
+        try await monitor.wait(for: "unavailable: BlueZ answered StartDiscovery on hci0 with InProgress but is not discovering")
+        try await monitor.wait(for: Self.discovering)
+        let starts = try mock.calls().filter { $0.method == "StartDiscovery" }
+        #expect(starts.map(\.error) == ["org.bluez.Error.InProgress", nil], "\(starts)")
+        #expect(service.logText.contains("asking again every 5s"), "\(service.logText)")
+    }
+
     /// A clean stop ends beacond's discovery session itself: StopDiscovery,
     /// answered (the audit of 2026-11-27: it was called from the cancelled
     /// source task and never sent).

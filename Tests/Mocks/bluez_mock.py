@@ -57,6 +57,10 @@ remove-device hci0 ADDRESS
 calls hci0 [--method NAME] [--clear]
     The adapter's recorded method calls, one JSON object per line, in call
     order (see "Recorded calls").  --clear empties the record afterwards.
+fail-discovery hci0 [--times N]
+    The next N StartDiscovery calls (default 1) answer InProgress without
+    starting anything, as BlueZ 5.66 answers a client when the kernel refuses
+    its Start Discovery (discovery_complete: btd_error_busy).
 wait-discovering hci0 [--state on|off] [--timeout S]
     Poll until Adapter1.Discovering has the given state (default on).
 objects
@@ -306,6 +310,7 @@ class AdapterState:  # pylint: disable=too-few-public-methods
     def __init__(self):
         self.clients = {}         # unique bus name -> Client
         self.discoverable_by_discovery = False
+        self.failing_starts = 0   # StartDiscovery calls still to refuse (`fail-discovery`)
         self.calls = []           # rich call records for `calls`
 
 
@@ -696,6 +701,9 @@ class BluezMock:
             def body():
                 if not model.powered(adapter):
                     raise not_ready()
+                if adapter.bm.failing_starts > 0:
+                    adapter.bm.failing_starts -= 1
+                    raise dbus_error(BLUEZ_ERR + 'InProgress', 'Operation already in progress')
                 client = adapter.bm.clients.get(sender)
                 if client is not None and client.discovering:
                     raise dbus_error(BLUEZ_ERR + 'InProgress', 'Operation already in progress')
@@ -885,6 +893,9 @@ class BluezMock:
             changed = run(lambda: model.set_powered(adapter, bool(on)))
             return ('powered ' if on else 'unpowered ') + str(name) if changed else 'unchanged'
 
+        def FailDiscoveryStarts(_obj, name, times):  # noqa: N802 pylint: disable=invalid-name
+            model.adapter(str(name)).bm.failing_starts = int(times)
+
         def AddDevice(_obj, name, address, address_type, rssi, mfr, device_name):  # noqa: N802 pylint: disable=invalid-name
             adapter = model.adapter(str(name))
             return run(lambda: dbus.ObjectPath(model.create_device(
@@ -934,7 +945,8 @@ class BluezMock:
         for fn, i, o in ((Version, '', 's'), (AddAdapter, 'sb', 'o'), (RemoveAdapter, 's', ''),
                          (SetPowered, 'sb', 's'), (AddDevice, 'sssna{qv}s', 'o'),
                          (Advertise, 'ssna{qv}b', 's'), (GetManufacturerData, 'ss', 'a{qv}'),
-                         (RemoveDevice, 'ss', ''), (GetCalls, 's', 'as'), (ClearCalls, 's', '')):
+                         (RemoveDevice, 'ss', ''), (GetCalls, 's', 'as'), (ClearCalls, 's', ''),
+                         (FailDiscoveryStarts, 'su', '')):
             self.export(main, EXT_IFACE, fn, i, o)
 
 
@@ -1106,6 +1118,11 @@ def cmd_calls(args):
         control.call('ClearCalls', args.adapter)
 
 
+def cmd_fail_discovery(args):
+    Control(args.bus).call('FailDiscoveryStarts', args.adapter, dbus.UInt32(args.times))
+    print(f'the next {args.times} StartDiscovery on {args.adapter} answer InProgress')
+
+
 def cmd_wait_discovering(args):
     want = args.state == 'on'
     deadline = time.monotonic() + args.timeout
@@ -1194,6 +1211,11 @@ def build_parser():
     p.add_argument('--method', help='only this method')
     p.add_argument('--clear', action='store_true', help='empty the record afterwards')
     p.set_defaults(func=cmd_calls)
+
+    p = sub.add_parser('fail-discovery', parents=[common], help='refuse the next StartDiscovery calls with InProgress')
+    p.add_argument('adapter')
+    p.add_argument('--times', type=int, default=1)
+    p.set_defaults(func=cmd_fail_discovery)
 
     p = sub.add_parser('wait-discovering', parents=[common], help='wait for Adapter1.Discovering')
     p.add_argument('adapter')

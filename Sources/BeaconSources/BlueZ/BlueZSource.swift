@@ -91,6 +91,9 @@ struct BlueZSession {
     private var devices: [String: BlueZDevice] = [:]
     private var reported: (available: Bool, reason: String)?
     private var recovery: SilenceRecovery
+    /// When to ask for discovery again after BlueZ refused it (the source's ticks come once a second).
+    private var retryDiscoveryAt: ContinuousClock.Instant?
+    static let discoveryRetryInterval: Duration = .seconds(5)
 
     init(wanted: String?, connection: DBusConnection, recovery: SilenceRecovery) {
         self.wanted = wanted
@@ -149,6 +152,9 @@ struct BlueZSession {
             guard signal.sender == owner else { return }
             await handle(signal, deliver)
         case .tick:
+            if let retry = retryDiscoveryAt, adapterPath != nil, ContinuousClock.now >= retry {
+                await startDiscovery(deliver)
+            }
             await recoverIfQuiet(deliver)
         }
     }
@@ -204,6 +210,7 @@ struct BlueZSession {
                 if powered {
                     await startDiscovery(deliver)
                 } else {
+                    retryDiscoveryAt = nil  // powering on asks again
                     report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
                 }
             } else if interface == BlueZ.device, isOurs(signal.path) {
@@ -225,9 +232,14 @@ struct BlueZSession {
         }
     }
 
+    /// Asks for discovery; a refusal is said and asked again every
+    /// `discoveryRetryInterval` until BlueZ discovers (or the adapter's
+    /// power or bluetoothd's coming back asks first).
     private mutating func startDiscovery(_ deliver: (SourceEvent) -> Void) async {
         guard let adapterPath else { return }
+        retryDiscoveryAt = nil
         let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
+        let again = "asking again every \(Self.discoveryRetryInterval.configurationText)"
         do throws(DBusError) {
             _ = try await connection.call(
                 destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter",
@@ -236,11 +248,22 @@ struct BlueZSession {
                 _ = try await connection.call(
                     destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
             } catch where error.name == "org.bluez.Error.InProgress" {
-                // Already discovering for us: nothing to do.
+                // Already discovering for us — or BlueZ's answer when the kernel
+                // refused to start discovery (discovery_complete: btd_error_busy),
+                // which the adapter's Discovering tells apart.
+                let discovering = try await connection.call(
+                    destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Get",
+                    arguments: [.string(BlueZ.adapter), .string("Discovering")])
+                guard discovering.first?.unwrapped.bool == true else {
+                    retryDiscoveryAt = .now + Self.discoveryRetryInterval
+                    report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress but is not discovering (the kernel did not start it); \(again)", deliver)
+                    return
+                }
             }
             report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", deliver)
         } catch {
-            report(false, "BlueZ refused to discover on \(adapterName): \(error)", deliver)
+            retryDiscoveryAt = .now + Self.discoveryRetryInterval
+            report(false, "BlueZ refused to discover on \(adapterName): \(error); \(again)", deliver)
         }
     }
 
