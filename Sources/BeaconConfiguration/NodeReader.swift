@@ -48,6 +48,7 @@ struct NodeReader {
         configuration.venues = list(fields["venues"], "venues", most: Configuration.mostVenues) { $0.venue($1, $2, regions: regions) }
         if let node = fields["mqtt"] { configuration.mqtt = mqtt(node) }
         checkIdentifiers(configuration, fields)
+        checkShadowedVenues(configuration, fields)
         return configuration
     }
 
@@ -68,7 +69,9 @@ struct NodeReader {
         }
         var settings = MQTTSettings(broker: broker ?? MQTTBroker(transport: .tcp, host: "", port: 0))
         if let n = fields["username"], let text = string(n, "mqtt.username") {
-            if text.isEmpty || text.utf8.count > 256 { report(n, "mqtt.username", "expected 1 to 256 bytes") }
+            if text.isEmpty || text.utf8.count > 256 || text.unicodeScalars.contains(where: \.isControlCharacter) {
+                report(n, "mqtt.username", "expected 1 to 256 bytes without control characters")
+            }
             settings.username = text
         }
         settings.passwordFile = fields["password_file"].flatMap {
@@ -236,8 +239,10 @@ struct NodeReader {
         var name: String?
         if let n = fields["name"] {
             name = string(n, "\(field).name")
-            if let text = name, text.trimming(while: \.isWhitespace).isEmpty || text.count > 200 {
-                report(n, "\(field).name", "expected a name of 1 to 200 characters")
+            if let text = name,
+                text.trimming(while: \.isWhitespace).isEmpty || text.count > 200 || text.unicodeScalars.contains(where: \.isControlCharacter)
+            {
+                report(n, "\(field).name", "expected a name of 1 to 200 characters without control characters, got '\(text.quotedForMessage)'")
                 name = nil
             }
         } else {
@@ -277,6 +282,22 @@ struct NodeReader {
                     seen[id] = index
                 }
             }
+        }
+    }
+
+    /// Each beacon is the first matching venue's (`BeaconEngine`): a venue
+    /// whose every beacon an earlier venue matches too can never be nearest.
+    private mutating func checkShadowedVenues(_ configuration: Configuration, _ fields: [String: YAMLNode]) {
+        guard let items = fields["venues"]?.sequence else { return }
+        let venues = configuration.venues
+        for (later, venue) in venues.enumerated() {
+            guard let earlier = venues[..<later].first(where: { $0.constraint.contains(venue.constraint) }),
+                let index = items.firstIndex(where: { $0.mapping?.first(where: { $0.key.scalar == "id" })?.value.scalar == venue.id })
+            else { continue }
+            let node = items[index].mapping?.first { $0.key.scalar == "beacon" }?.value ?? items[index]
+            report(
+                node, "venues[\(index)].beacon",
+                "can never be nearest: venue '\(earlier.id)', listed before it, matches every beacon it does (\(earlier.constraint)); list the more specific venue first")
         }
     }
 

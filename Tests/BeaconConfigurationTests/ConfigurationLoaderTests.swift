@@ -331,6 +331,30 @@ import Testing
         Self.expectOneProblem(yaml, field: "venues[1].beacon", at: "uuid: F7826DA6")
     }
 
+    /// A venue name with a control character is refused: a NUL made every
+    /// GetManagedObjects reply unsendable, a line break forged journal lines
+    /// (the audit of 2026-11-27); so is an MQTT username with one.
+    @Test(arguments: ["\\0", "\\r\\n<0>forged", "\\x85", "\\t"])
+    func controlCharactersInANameAreRefused(escape: String) {
+        let yaml = Self.valid.replacingOccurrences(of: "name: \"Counter 1\"", with: "name: \"Counter \(escape)1\"")
+        Self.expectOneProblem(yaml, field: "venues[0].name", at: "name: \"Counter", mentioning: ["without control characters"])
+        let username = Self.valid + "\nmqtt:\n  url: mqtt://127.0.0.1\n  username: \"kiosk\(escape)\"\n"
+        Self.expectOneProblem(username, field: "mqtt.username", at: "username:", mentioning: ["without control characters"])
+    }
+
+    /// Each beacon is the first matching venue's: a venue listed after one
+    /// that matches all its beacons can never be nearest, and is refused
+    /// (a copy-pasted beacon, or the broad venue first); listed the other way
+    /// round both are taken.
+    @Test func aVenueAnEarlierOneCoversIsRefused() {
+        let broad = "\n  - id: bar\n    name: Bar\n    beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1 }"
+        let shadowed = Self.valid.replacingOccurrences(of: "venues:", with: "venues:" + broad)
+        Self.expectOneProblem(shadowed, field: "venues[1].beacon", at: "uuid: E2C56DB5", occurrence: 3, mentioning: ["can never be nearest", "'bar'"])
+        #expect(Self.problems(Self.valid + broad).isEmpty)
+        let copied = Self.valid + "\n  - id: counter-1-again\n    name: Again\n    beacon: { uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, major: 1, minor: 1 }"
+        #expect(Self.problems(copied).map(\.field) == ["venues[1].beacon"])
+    }
+
     /// Two venues share an id and the second is uncovered: the uncovered one is venues[1].
     @Test func uncoveredVenueWithADuplicateIdIsNamedByItsOwnIndex() {
         let yaml = Self.valid + "\n" + """

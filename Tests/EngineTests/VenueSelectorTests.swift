@@ -65,6 +65,31 @@ import Testing
         #expect(announced == ["a still", "c moving", "a still"], "\(announced)")
     }
 
+    /// A reload while the preferred venue is the answer keeps no incumbent:
+    /// the closest venue ranged next wins at once, as without the reload (the
+    /// audit of 2026-11-27: the preferred venue held on like a ranged winner).
+    @Test func aReloadDuringAPreferenceAnswerKeepsNoIncumbent() {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        _ = selector.update(candidates: [], venues: Self.venues, preferred: 0, now: S.t0)
+        #expect(selector.current?.source == .preference)
+        selector.retarget(currentIndex: 0)
+        _ = selector.update(candidates: [Self.candidate(0, 2.3), Self.candidate(1, 2.0)], venues: Self.venues, preferred: 0, now: Self.at(200))
+        #expect(selector.current?.venueID == "b")
+    }
+
+    /// A reload that renames the nearest venue is a change of the answer:
+    /// NearestVenueChanged carries the new name (it never did).
+    @Test func aRenamedNearestVenueIsAChange() {
+        var selector = Self.answeringA()
+        var renamed = Self.venues
+        renamed[0].name = "Venue A, renamed"
+        selector.retarget(currentIndex: 0)
+        let changed = selector.update(candidates: [Self.candidate(0, 1.0), Self.candidate(1, 1.5)], venues: renamed, preferred: nil, now: Self.at(200))
+        #expect(changed && selector.current?.name == "Venue A, renamed")
+        let again = selector.update(candidates: [Self.candidate(0, 1.0), Self.candidate(1, 1.5)], venues: renamed, preferred: nil, now: Self.at(400))
+        #expect(!again)
+    }
+
     /// A selector that answered "a" (at 1 m, "b" at 1.5 m) at t0.
     static func answeringA() -> VenueSelector {
         var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))

@@ -32,6 +32,11 @@ public struct BeaconConstraint: Hashable, Sendable, CustomStringConvertible {
             && (minor == nil || other.minor == nil || minor == other.minor)
     }
 
+    /// True when every beacon `other` matches, this matches too.
+    public func contains(_ other: BeaconConstraint) -> Bool {
+        uuid == other.uuid && (major == nil || major == other.major) && (minor == nil || minor == other.minor)
+    }
+
     public var description: String {
         var text = uuid.uuidString
         if let major { text += "/\(major)" }

@@ -88,6 +88,6 @@ public struct MQTTSettings: Hashable, Sendable {
     /// every publish, and a node that took it would publish nothing, last will included.
     static func isForbiddenInTopics(_ scalar: Unicode.Scalar) -> Bool {
         let value = scalar.value
-        return value <= 0x1F || (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
+        return scalar.isControlCharacter || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
     }
 }

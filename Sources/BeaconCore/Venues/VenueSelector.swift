@@ -59,14 +59,14 @@ public struct VenueSelector: Sendable {
 
     /// Re-decides from this moment's candidates (at most one per venue, its
     /// closest ranged beacon). Returns true when the answer changed: its
-    /// venue, its source, or whether the listener is stationary (so that
+    /// venue, its source, its name (a reload renamed it), or whether the listener is stationary (so that
     /// live updates, like Core Location's, say when the listener settles or
     /// moves on; stillness is taken once the beacons have told it for `dwell`,
     /// or at once with a new venue, and moving at once).
     public mutating func update(
         candidates: [Candidate], venues: [VenueDefinition], preferred: Int?, now: Timestamp
     ) -> Bool {
-        let previous = current.map { ($0.venueID, $0.source, $0.isStationary) }
+        let previous = current.map { ($0.venueID, $0.source, $0.isStationary, $0.name) }
         // Of the candidates ranked, only the first, the incumbent's and the
         // first of another venue than the winner's matter: found without sorting them all.
         func first(where included: (Candidate) -> Bool) -> Candidate? {
@@ -118,15 +118,17 @@ public struct VenueSelector: Sendable {
                     runnerUpID: nil, margin: 0, isStationary: false)
             }
         }
-        let now = current.map { ($0.venueID, $0.source, $0.isStationary) }
-        return now?.0 != previous?.0 || now?.1 != previous?.1 || now?.2 != previous?.2
+        let now = current.map { ($0.venueID, $0.source, $0.isStationary, $0.name) }
+        return now?.0 != previous?.0 || now?.1 != previous?.1 || now?.2 != previous?.2 || now?.3 != previous?.3
     }
 
     /// Keeps the incumbent across a reconfiguration that moved it to `index`
     /// (or dropped it: `nil`), so a reload does not announce a change that is none.
+    /// A preference answer has no incumbent to keep: the first beacon ranged
+    /// then wins at once, as without the reload.
     public mutating func retarget(currentIndex index: Int?) {
         challenger = nil
-        currentIndex = index
+        currentIndex = current?.source == .ranging ? index : nil
         if index == nil { current = nil }
     }
 }
