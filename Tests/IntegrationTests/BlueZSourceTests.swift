@@ -149,14 +149,19 @@ import Testing
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// beacond on the bluez source with bluetoothd up and hci0 powered,
-    /// discovering, with counter 1 heard as the nearest venue.
-    static func rangingCounterOne() async throws -> (MockBlueZ, AvailabilityMonitor, Service) {
+    /// beacond on the bluez source with bluetoothd up and hci0 powered, discovering.
+    static func discoveringService() async throws -> (MockBlueZ, AvailabilityMonitor, Service) {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
         let monitor = try await AvailabilityMonitor(bus: bus)
         let service = try await Service(bus: bus, source: "bluez")
         try await monitor.wait(for: discovering)
+        return (mock, monitor, service)
+    }
+
+    /// The same, with counter 1 heard as the nearest venue.
+    static func rangingCounterOne() async throws -> (MockBlueZ, AvailabilityMonitor, Service) {
+        let (mock, monitor, service) = try await discoveringService()
         try addCounters(mock)
         try advertise(mock, service, counter1: -55, counter2: -72, until: "counter-1")
         return (mock, monitor, service)
@@ -170,11 +175,7 @@ import Testing
     }
 
     @Test func discoveryFilterIsSetExplicitlyAndTwoBeaconsAreRangedAndCompared() async throws {
-        let bus = try PrivateBus()
-        let mock = try MockBlueZ(bus: bus)
-        let monitor = try await AvailabilityMonitor(bus: bus)
-        let service = try await Service(bus: bus, source: "bluez")
-        try await monitor.wait(for: Self.discovering)
+        let (mock, _, service) = try await Self.discoveringService()
 
         // DuplicateData set to true, explicitly, with Transport le, before discovery starts.
         // (Nothing advertises yet: on a machine starved for 30 s the silence
@@ -227,11 +228,7 @@ import Testing
     /// answered (the audit of 2026-11-27: it was called from the cancelled
     /// source task and never sent).
     @Test func stoppingStopsDiscovery() async throws {
-        let bus = try PrivateBus()
-        let mock = try MockBlueZ(bus: bus)
-        let monitor = try await AvailabilityMonitor(bus: bus)
-        let service = try await Service(bus: bus, source: "bluez")
-        try await monitor.wait(for: Self.discovering)
+        let (mock, _, service) = try await Self.discoveringService()
         service.stop()
         let calls = try mock.calls()
         #expect(calls.last?.method == "StopDiscovery" && calls.last?.error == nil, "\(calls.map(\.method))")
