@@ -1,6 +1,8 @@
+import BeaconSources
 import BeaconTestSupport
 import BeacondAPI
 import Foundation
+import Synchronization
 import Testing
 
 /// The bluez source against a mocked bluetoothd (`Tests/Mocks/bluez_mock.py`,
@@ -222,6 +224,44 @@ import Testing
         let starts = try mock.calls().filter { $0.method == "StartDiscovery" }
         #expect(starts.map(\.error) == ["org.bluez.Error.InProgress", nil], "\(starts)")
         #expect(service.logText.contains("asking again every 5s"), "\(service.logText)")
+    }
+
+    /// A silence re-arm whose StartDiscovery BlueZ refuses, as BlueZ 5.66 on
+    /// Debian's 6.1 kernel does when it follows our StopDiscovery too closely
+    /// (the real-stack CI run of 2026-11-27), is asked again 5 s later, and the
+    /// advertisements that then arrive are still said to have come back after
+    /// restarting discovery: the retry finishes the re-arm. Until then it
+    /// started the recovery afresh, and the comeback went unsaid.
+    @Test func aRefusedRearmStillSaysTheAdvertisementsCameBack() async throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        final class Seen: Sendable { let events = Mutex<[SourceEvent]>([]) }
+        let seen = Seen()
+        let source = BlueZSource(adapter: "hci0", bus: .address(bus.address), quietCheck: .seconds(5))
+        let running = Task { try await source.run { event in seen.events.withLock { $0.append(event) } } }
+        defer { running.cancel() }
+        func said(_ wanted: (SourceEvent) -> Bool) async -> Bool {
+            await eventually(seconds: 20) { seen.events.withLock { $0.contains(where: wanted) } }
+        }
+        func availability(_ available: Bool, _ prefix: String) -> (SourceEvent) -> Bool {
+            { if case .availability(available, let reason) = $0 { reason.hasPrefix(prefix) } else { false } }
+        }
+        func note(_ part: String) -> (SourceEvent) -> Bool {
+            { if case .note(let text) = $0 { text.contains(part) } else { false } }
+        }
+
+        #expect(await said(availability(true, "discovering through BlueZ on hci0")), "\(seen.events.withLock { $0 })")
+        try mock.run(["fail-discovery", "hci0"])
+        #expect(await said(note("restarted our discovery (StopDiscovery, StartDiscovery; try 1 of 3)")), "\(seen.events.withLock { $0 })")
+        #expect(await said(availability(false, "BlueZ answered StartDiscovery on hci0 with InProgress")), "\(seen.events.withLock { $0 })")
+        let resumed = await eventually(seconds: 20) {
+            seen.events.withLock { events in
+                events.last { if case .availability = $0 { true } else { false } }.map(availability(true, "discovering")) ?? false
+            }
+        }
+        #expect(resumed, "\(seen.events.withLock { $0 })")
+        try Self.addCounters(mock)
+        #expect(await said(note("advertisements came back after restarting discovery")), "\(seen.events.withLock { $0 })")
     }
 
     /// A clean stop ends beacond's discovery session itself: StopDiscovery,

@@ -27,11 +27,21 @@ now() { date +%s.%N; }
 since() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
 
 # check NAME COMMAND...: one line per check; the scenario goes on after a failure.
+# A failed check's own account (wait_for's last lines of the file) follows its
+# FAIL line in the results, as "#" lines, so a CI log says why.
 failures=0
 check() {
     local name=$1
     shift
-    if "$@"; then say "ok $scenario/$name"; else say "FAIL $scenario/$name: $*"; failures=$((failures + 1)); return 1; fi
+    if "$@" 2>"$work/check.err"; then
+        cat "$work/check.err" >&2
+        say "ok $scenario/$name"
+    else
+        say "FAIL $scenario/$name: $*"
+        sed -n '1,12s/^/#   /p' "$work/check.err" | tee -a "$results"
+        failures=$((failures + 1))
+        return 1
+    fi
 }
 
 # need STEP…: a step the scenario cannot go on without (a bus, a controller).
@@ -52,7 +62,7 @@ wait_for() {
         sleep 0.2
     done
     echo "  no '$pattern' (x$count) in $file within $3 s; it has:" >&2
-    tail -5 "$file" >&2
+    tail -8 "$file" >&2
     return 1
 }
 wait_gone() {

@@ -91,8 +91,14 @@ struct BlueZSession {
     private var devices: [String: BlueZDevice] = [:]
     private var reported: (available: Bool, reason: String)?
     private var recovery: SilenceRecovery
-    /// When to ask for discovery again after BlueZ refused it (the source's ticks come once a second).
-    private var retryDiscoveryAt: ContinuousClock.Instant?
+    /// When to ask for discovery again after BlueZ refused it (the source's
+    /// ticks come once a second), and whether the refused ask was a silence
+    /// re-arm's: then the retry finishes that re-arm, and the recovery's count
+    /// goes on (BlueZ 5.66 refuses a StartDiscovery that follows our own
+    /// StopDiscovery too closely: the kernel answers its Start Service
+    /// Discovery Busy until its Stop Discovery has set the state, just after
+    /// replying to it).
+    private var retryDiscovery: (at: ContinuousClock.Instant, rearm: Bool)?
     static let discoveryRetryInterval: Duration = .seconds(5)
 
     init(wanted: String?, connection: DBusConnection, recovery: SilenceRecovery) {
@@ -152,8 +158,8 @@ struct BlueZSession {
             guard signal.sender == owner else { return }
             await handle(signal, deliver)
         case .tick:
-            if let retry = retryDiscoveryAt, adapterPath != nil, ContinuousClock.now >= retry {
-                await startDiscovery(deliver)
+            if let retry = retryDiscovery, adapterPath != nil, ContinuousClock.now >= retry.at {
+                await startDiscovery(rearm: retry.rearm, deliver)
             }
             await recoverIfQuiet(deliver)
         }
@@ -166,7 +172,7 @@ struct BlueZSession {
         case .rearm(let attempt, let attempts, let quiet):
             _ = try? await connection.call(
                 destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
-            await startDiscovery(deliver)
+            await startDiscovery(rearm: true, deliver)
             deliver(.note(
                 "\(adapterName): no advertisement through BlueZ for \(quiet.configurationText); restarted our discovery "
                     + "(StopDiscovery, StartDiscovery; try \(attempt) of \(attempts))"))
@@ -210,7 +216,7 @@ struct BlueZSession {
                 if powered {
                     await startDiscovery(deliver)
                 } else {
-                    retryDiscoveryAt = nil  // powering on asks again
+                    retryDiscovery = nil  // powering on asks again
                     report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
                 }
             } else if interface == BlueZ.device, isOurs(signal.path) {
@@ -234,10 +240,12 @@ struct BlueZSession {
 
     /// Asks for discovery; a refusal is said and asked again every
     /// `discoveryRetryInterval` until BlueZ discovers (or the adapter's
-    /// power or bluetoothd's coming back asks first).
-    private mutating func startDiscovery(_ deliver: (SourceEvent) -> Void) async {
+    /// power or bluetoothd's coming back asks first). Discovering after
+    /// being unavailable starts the silence recovery afresh, unless this
+    /// is (the retry of) a silence re-arm.
+    private mutating func startDiscovery(rearm: Bool = false, _ deliver: (SourceEvent) -> Void) async {
         guard let adapterPath else { return }
-        retryDiscoveryAt = nil
+        retryDiscovery = nil
         let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
         let again = "asking again every \(Self.discoveryRetryInterval.configurationText)"
         do throws(DBusError) {
@@ -255,14 +263,14 @@ struct BlueZSession {
                     destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Get",
                     arguments: [.string(BlueZ.adapter), .string("Discovering")])
                 guard discovering.first?.unwrapped.bool == true else {
-                    retryDiscoveryAt = .now + Self.discoveryRetryInterval
+                    retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
                     report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress but is not discovering (the kernel did not start it); \(again)", deliver)
                     return
                 }
             }
-            report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", deliver)
+            report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", restartingRecovery: !rearm, deliver)
         } catch {
-            retryDiscoveryAt = .now + Self.discoveryRetryInterval
+            retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
             report(false, "BlueZ refused to discover on \(adapterName): \(error); \(again)", deliver)
         }
     }
@@ -296,9 +304,11 @@ struct BlueZSession {
         return isReport
     }
 
-    private mutating func report(_ available: Bool, _ reason: String, _ deliver: (SourceEvent) -> Void) {
+    private mutating func report(
+        _ available: Bool, _ reason: String, restartingRecovery: Bool = true, _ deliver: (SourceEvent) -> Void
+    ) {
         if let reported, reported.available == available, reported.reason == reason { return }
-        if available, reported?.available != true { recovery.restart(at: .now) }
+        if available, reported?.available != true, restartingRecovery { recovery.restart(at: .now) }
         reported = (available, reason)
         deliver(.availability(available: available, reason: reason))
     }
