@@ -3,7 +3,10 @@ import CLibYAML
 /// Composes libyaml's parse events into one document's tree, in Swift so that
 /// hostile text costs bounded work: nesting is refused as it opens, and
 /// aliases are counted as often as they are used (a "billion laughs" file is
-/// refused long before anything walks it). Duplicate keys are refused too.
+/// refused long before anything walks it). Duplicate keys are refused too,
+/// and so are tags: beacond gives them no meaning, and taking
+/// `password: !secret mqtt_password` (Home Assistant's idiom) for the text
+/// `mqtt_password` fails far from the line that caused it.
 ///
 /// libyaml does the YAML 1.1 syntax, UTF-8 (and UTF-16 with a BOM) checking
 /// and positions; this type only builds nodes.
@@ -150,6 +153,16 @@ struct YAMLComposer: ~Copyable {
         defer { yaml_event_delete(&event) }
         let line = Int(event.start_mark.line) + 1
         let string = { (pointer: UnsafeMutablePointer<yaml_char_t>?) in pointer.map { String(cString: $0) } }
+        let tag: UnsafeMutablePointer<yaml_char_t>? =
+            switch event.type {
+            case YAML_SCALAR_EVENT: event.data.scalar.tag
+            case YAML_SEQUENCE_START_EVENT: event.data.sequence_start.tag
+            case YAML_MAPPING_START_EVENT: event.data.mapping_start.tag
+            default: nil
+            }
+        if let tag = string(tag) {
+            throw YAMLError(line: line, message: Self.unreadTag(tag))
+        }
         switch event.type {
         case YAML_STREAM_START_EVENT: return Event(kind: .streamStart, line: line)
         case YAML_DOCUMENT_START_EVENT: return Event(kind: .documentStart, line: line)
@@ -165,6 +178,13 @@ struct YAMLComposer: ~Copyable {
         case YAML_MAPPING_END_EVENT: return Event(kind: .mappingEnd, line: line)
         default: return Event(kind: .streamEnd, line: line)
         }
+    }
+
+    /// What a tag is told: the file must say the value itself.
+    static func unreadTag(_ tag: String) -> String {
+        let shown = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst("tag:yaml.org,2002:".count) : tag
+        let idiom = shown == "!secret" ? " (Home Assistant's secrets.yaml is not read)" : ""
+        return "YAML tag \(shown.prefix(64)) is not read\(idiom); write the value itself, untagged"
     }
 
     /// libyaml's reason for stopping, at its line: the reader's (bad UTF-8,

@@ -277,7 +277,17 @@ public final class MQTTPublisher: Sendable {
         }
         if settings.broker.transport == .tls {
             let rc = mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
-            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                // libmosquitto opens the CA file here and says only "Invalid function arguments".
+                if let file = settings.caFile, rc == MOSQ_ERR_INVAL.rawValue {
+                    do {
+                        _ = try RegularFile.read(file, limit: MQTTSettings.largestCAFile)
+                    } catch {
+                        session.lastLibraryError = "cannot read mqtt.ca_file \(file): \(error)"
+                    }
+                }
+                return rc
+            }
             // Verify the chain and the host name: never opt out silently.
             mosquitto_tls_opts_set(mosq, 1, nil, nil)
             mosquitto_tls_insecure_set(mosq, false)
@@ -391,7 +401,7 @@ public final class MQTTPublisher: Sendable {
             return Self.internetSocketsAllowed() ? text : "\(text) (\(Self.addressFamilyAdvice))"
         case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue:
             return "TLS: \(session.lastLibraryError ?? String(cString: mosquitto_strerror(rc))) (check mqtt.ca_file, and that the broker's certificate names \(settings.broker.host))"
-        case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil:
+        case MOSQ_ERR_AUTH.rawValue where session.lastLibraryError != nil, MOSQ_ERR_INVAL.rawValue where session.lastLibraryError != nil:
             return session.lastLibraryError ?? ""
         case MOSQ_ERR_KEEPALIVE.rawValue where !session.wasConnected:
             return "no answer to beacond's CONNECT (is an MQTT 5 broker listening there? mosquitto speaks MQTT 5 from 1.6)"

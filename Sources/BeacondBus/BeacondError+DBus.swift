@@ -7,6 +7,15 @@ extension BeacondError {
     static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     static let nameHasNoOwnerName = "org.freedesktop.DBus.Error.NameHasNoOwner"
 
+    /// What the bus answers instead when it tried to start beacond for the
+    /// call (D-Bus activation: the package installs org.beacond.service) and
+    /// could not: systemd's unit disabled (its dbus-org.beacond.service alias
+    /// is gone), masked, or failing; without systemd, the program failing.
+    static func isActivationFailure(_ name: String) -> Bool {
+        name.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
+            || ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.UnitMasked"].contains(name)
+    }
+
     /// As sent on the bus.
     public var dbusError: DBusError {
         switch self {
@@ -26,12 +35,23 @@ extension BeacondError {
         switch error.name {
         case Self.serviceUnknownName, Self.nameHasNoOwnerName:
             self = .serviceNotRunning(Self.notRunning(on: bus))
+        case let name where Self.isActivationFailure(name):
+            self = .serviceNotRunning(Self.notStarted(on: bus, because: error.message))
         case Self.accessDeniedName:
             self = .accessDenied(
                 "not allowed to ask beacond: location is private to root and group beacond. "
                     + "Add yourself with `sudo usermod -aG beacond $USER` and log in again.")
         default:
             self = .bus(name: error.name, message: error.message)
+        }
+    }
+
+    /// What `serviceNotRunning` says when the bus could not start beacond.
+    public static func notStarted(on bus: DBusConnection.Bus, because reason: String) -> String {
+        let tried = "beacond is not running on the \(bus) bus, and the bus could not start it (\(reason))."
+        return switch bus {
+        case .system: tried + " If it is disabled or masked: sudo systemctl unmask beacond; sudo systemctl enable --now beacond. Why it stopped: journalctl -u beacond."
+        case .session, .address: tried + " Start it there (beacond --bus \(bus))."
         }
     }
 

@@ -393,6 +393,23 @@ import Testing
         #expect(configuration.venues.first?.constraint == BeaconConstraint(uuid: Self.cafe, major: 1, minor: 1))
     }
 
+    /// A tag is refused at its line, whatever it tags: `!secret` read as the
+    /// text after it made Home Assistant users' MQTT login fail with the
+    /// broker's "not authorised", far from the cause (until 2026-11-27).
+    @Test(arguments: [
+        ("  password: !secret mqtt_password", "!secret", "Home Assistant"),
+        ("  username: !!str kiosk", "!!str", "untagged"),
+        ("  tls: !custom {}", "!custom", "untagged"),
+    ])
+    func tagsAreRefusedAtTheirLine(line: String, tag: String, word: String) {
+        let yaml = Self.valid + "\nmqtt:\n  url: mqtt://127.0.0.1\n\(line)\n"
+        let problems = Self.problems(yaml)
+        #expect(problems.count == 1, "\(problems)")
+        #expect(problems.first?.line == Self.line(of: line, in: yaml), "\(problems)")
+        #expect(problems.first?.message.contains("YAML tag \(tag) is not read") == true, "\(problems)")
+        #expect(problems.first?.message.contains(word) == true, "\(problems)")
+    }
+
     @Test func regionMajorMustCoverTheVenue() {
         // A region for major 2 does not cover a venue with major 1.
         let yaml = Self.valid.replacingOccurrences(

@@ -125,6 +125,47 @@ import Testing
         #expect(S.transitions(events).map(\.kind) == [.exited])
     }
 
+    /// A beacon advertising every 10.24 s (or heard so through BlueZ on some
+    /// Pis) after a restart inside its region: its interval is unknown until
+    /// its second sighting, so the first silence must not be taken for an
+    /// exit (until 2026-11-27 every restart exited and entered again: SPEC
+    /// §4's restart without a new enter, broken for slow beacons). The same
+    /// after the radio comes back.
+    @Test(arguments: [false, true])
+    func aSlowBeaconRestoredInsideDoesNotExitBeforeItsIntervalIsKnown(afterAnOutage: Bool) {
+        var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
+        var events: [EngineEvent] = []
+        if afterAnOutage {
+            engine.radio(available: false, now: S.t0)
+            engine.radio(available: true, now: S.t0)
+        }
+        let sightings = [1.0, 11.24, 21.48, 31.72].map { S.t0 + .milliseconds(Int64($0 * 1000)) }
+        var next = 0
+        for tick in stride(from: 200, through: 40_000, by: 200) {
+            let now = S.t0 + .milliseconds(Int64(tick))
+            while next < sightings.count, sightings[next] <= now {
+                engine.ingest(S.sighting(S.identity(), rssi: -60, at: sightings[next]), into: &events)
+                next += 1
+            }
+            engine.tick(now: now, into: &events)
+        }
+        #expect(S.transitions(events).isEmpty, "\(S.transitions(events))")
+        #expect(engine.monitor.state(of: "cafe") == .inside)
+    }
+
+    /// The patience is for a beacon heard but not yet learnt: one whose
+    /// interval is known (10 a second here) leaves after `exit_after` as before,
+    /// also once its track is forgotten.
+    @Test func aFastBeaconRestoredInsideStillExitsAfterExitAfter() {
+        var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
+        var events = S.feed(&engine, [(S.identity(), -60, .milliseconds(100))], from: S.t0, for: .seconds(2))
+        events = []
+        for tick in stride(from: 2_200, through: 13_000, by: 200) { engine.tick(now: S.t0 + .milliseconds(Int64(tick)), into: &events) }
+        let exits = S.transitions(events)
+        #expect(exits.map(\.kind) == [.exited], "\(exits)")
+        #expect(exits.first.map { $0.time <= S.t0 + .milliseconds(12_200) } == true, "\(exits)")
+    }
+
     @Test func notifyOnExitFalseStillChangesState() {
         var engine = BeaconEngine(
             configuration: S.configuration { $0.regions[0].notifyOnExit = false }, now: S.t0)

@@ -150,6 +150,63 @@ import Testing
         #expect(selector.current?.venueID == "b")
     }
 
+    /// Someone standing between two counters, far from the one that has the
+    /// answer: the two near ones take turns as the closest every second, each
+    /// 20 % nearer than the incumbent throughout. The incumbent was beaten
+    /// for the dwell, so the closest of that moment takes over (until
+    /// 2026-11-27 the dwell followed one challenger and started again at each
+    /// turn: the far venue kept the answer for good).
+    @Test func twoChallengersTakingTurnsTakeTheAnswerAfterTheDwell() {
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        _ = selector.update(candidates: [Self.candidate(0, 5.0)], venues: Self.venues, preferred: nil, now: S.t0)
+        var answers: [String?] = []
+        for tick in 1...50 {  // 10 s at 200 ms
+            let turn = (tick / 5) % 2 == 0
+            let candidates = [Self.candidate(0, 5.0), Self.candidate(1, turn ? 1.0 : 1.05), Self.candidate(2, turn ? 1.05 : 1.0)]
+            _ = selector.update(candidates: candidates, venues: Self.venues, preferred: nil, now: Self.at(Int64(tick) * 200))
+            answers.append(selector.current?.venueID)
+        }
+        // Beaten from 200 ms: "a" within the dwell, another venue from 2.2 s.
+        #expect(answers.prefix(10).allSatisfy { $0 == "a" }, "\(answers)")
+        #expect(answers[10] != "a", "\(answers)")
+        // And then it stays: neither near one is 20 % nearer than the other.
+        #expect(Set(answers.dropFirst(10)).count == 1, "\(answers)")
+    }
+
+    /// `max_distance` admits a venue at or within the limit, and keeps the
+    /// answer's venue until it is the switch margin beyond it: a listener
+    /// standing at the limit, its distance wandering across it, sees one
+    /// answer (until 2026-11-27 it came and went at every crossing, each a
+    /// NearestVenueChanged, a journal line and an MQTT publish).
+    @Test func theAnswerDoesNotComeAndGoAtTheMaxDistance() {
+        func at(_ distance: Double, venue: Int = 0) -> VenueSelector.Candidate {
+            var candidate = Self.candidate(venue, distance)
+            candidate.limit = 5.0
+            return candidate
+        }
+        var selector = VenueSelector(margin: 0.2, dwell: .seconds(2))
+        // Not admitted beyond the limit, even alone.
+        _ = selector.update(candidates: [at(5.01)], venues: Self.venues, preferred: nil, now: S.t0)
+        #expect(selector.current == nil)
+        var changes = 0
+        for tick in 1...50 {
+            let distance = tick % 2 == 0 ? 4.99 : 5.01
+            if selector.update(candidates: [at(distance)], venues: Self.venues, preferred: nil, now: Self.at(Int64(tick) * 200)) {
+                changes += 1
+            }
+        }
+        #expect(changes == 1 && selector.current?.venueID == "a", "\(changes) \(String(describing: selector.current))")
+        // Kept up to its reach (5 m × 1.2); past it, gone at once.
+        #expect(selector.reach(of: 5.0) == 6.0)
+        _ = selector.update(candidates: [at(5.99)], venues: Self.venues, preferred: nil, now: Self.at(10_200))
+        #expect(selector.current?.venueID == "a")
+        // Another venue past its own limit is no runner-up, nor a challenger.
+        _ = selector.update(candidates: [at(5.5), at(5.2, venue: 1)], venues: Self.venues, preferred: nil, now: Self.at(10_400))
+        #expect(selector.current?.venueID == "a" && selector.current?.runnerUpID == nil)
+        _ = selector.update(candidates: [at(6.01)], venues: Self.venues, preferred: nil, now: Self.at(10_600))
+        #expect(selector.current == nil)
+    }
+
     @Test func anIncumbentOutOfRangeIsReplacedAtOnce() {
         var selector = Self.answeringA()
         let changed = selector.update(candidates: [Self.candidate(1, 1.5)], venues: Self.venues, preferred: nil, now: Self.at(100))

@@ -178,13 +178,52 @@ import Testing
         }
     }
 
+    /// The package makes beacond D-Bus activatable: a call while it is not
+    /// running asks the bus to start it, and when that fails (the unit
+    /// disabled, masked or failing; here, without systemd, a program that
+    /// exits at once) the bus's own error was printed as it came ("Unit
+    /// dbus-org.beacond.service not found.") and `nearest --wait` gave up at
+    /// once. Now it is "not running", with why and what to do (until 2026-11-27).
+    @Test func aBusThatCannotStartBeacondIsSaidAsNotRunning() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let services = directory.appendingPathComponent("services")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        // Each start the bus tries is a line in `tries`.
+        let tries = directory.appendingPathComponent("tries")
+        try Data("[D-BUS Service]\nName=\(Beacond.busName)\nExec=/bin/sh -c 'echo tried >> \(tries.path); exit 1'\n".utf8)
+            .write(to: services.appendingPathComponent("\(Beacond.busName).service"))
+        let include = directory.appendingPathComponent("activation.conf")
+        try Data(
+            """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><servicedir>\(services.path)</servicedir></busconfig>
+            """.utf8
+        ).write(to: include)
+        let bus = try PrivateBus(includes: [include.path])
+        let result = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--bus", bus.address])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("beacond is not running on the \(bus.address) bus, and the bus could not start it ("), "\(result)")
+        #expect(result.stderr.contains("Start it there (beacond --bus \(bus.address))"), "\(result)")
+        // --wait goes on asking (each time the bus tries to start it again,
+        // every 200 ms) until its time is up; it gave up after the first.
+        let waited = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--wait", "2s", "--bus", bus.address])
+        #expect(waited.status == 1 && waited.stderr.contains("could not start it"), "\(waited)")
+        let started = try String(contentsOf: tries, encoding: .utf8).split(separator: "\n").count
+        #expect(started >= 5, "\(started) starts")
+        #expect(BeacondError.notStarted(on: .system, because: "x").contains("sudo systemctl enable --now beacond"))
+    }
+
     @Test func everyCodeMapsBothWays() {
         for code in BeacondError.Code.allCases {
             let error = BeacondError(code, "why")
             #expect(error.code == code && error.message == "why")
             #expect(BeacondError(error.dbusError, bus: .system) == error)
         }
-        for name in ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"] {
+        for name in [
+            "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+            "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.UnitMasked", "org.freedesktop.DBus.Error.Spawn.ChildExited",
+        ] {
             guard case .serviceNotRunning = BeacondError(DBusError(name, ""), bus: .system) else {
                 Issue.record("\(name) is not serviceNotRunning")
                 continue

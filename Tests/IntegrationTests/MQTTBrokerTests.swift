@@ -372,6 +372,26 @@ import Testing
         #expect(!subscriber.messages.contains { $0.topic.hasPrefix("beacond/untrusted/") })
     }
 
+    /// A CA file gone after start (renewed, moved) is named at the next
+    /// attempt; libmosquitto says only "Invalid function arguments" (until
+    /// 2026-11-27 so did beacond). Nothing needs to listen: the file is read
+    /// before the connection is tried.
+    @Test func aCAFileGoneAfterStartIsNamed() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        let ca = directory.appendingPathComponent("ca.pem")
+        try Data("not a certificate, but a readable file\n".utf8).write(to: ca)
+        let port = try MosquittoBroker.freePort()
+        let service = try await Service(
+            configuration: try Self.configuration("  url: mqtts://127.0.0.1:\(port)\n  ca_file: ca.pem\n", in: directory),
+            source: Self.cafe)
+        try await Self.waitForLog(service) { $0.contains("MQTT: cannot connect to mqtts://127.0.0.1:\(port): ") }
+        try FileManager.default.removeItem(at: ca)
+        try await Self.waitForLog(service) {
+            $0.contains("MQTT: cannot connect to mqtts://127.0.0.1:\(port): cannot read mqtt.ca_file \(ca.path): no such file")
+        }
+        #expect(!service.logText.contains("Invalid function arguments"), "\(service.logText)")
+    }
+
     @Test func aUnixSocketBrokerWithPerBeaconReadings() async throws {
         // mosquitto started as root makes its socket as the mosquitto user.
         let sockets = try TestSupport.temporaryDirectory()

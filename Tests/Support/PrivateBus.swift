@@ -46,8 +46,16 @@ public final class PrivateBus: @unchecked Sendable {
         let configurationPath = directory.appendingPathComponent("bus.conf")
         try Data(configuration.utf8).write(to: configurationPath)
         process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.tool("dbus-daemon") ?? "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(configurationPath.path)", "--nofork", "--print-address=1", "--nopidfile"]
+        // Through env --default-signal: a spawned process inherits the test
+        // runner's thread's signal mask, which blocks most signals, and a
+        // dbus-daemon that never sees SIGCHLD never notices a service it
+        // activated exit (the call waits out its timeout). As under systemd,
+        // the daemon starts with no signal blocked or ignored.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "--default-signal", TestSupport.tool("dbus-daemon") ?? "/usr/bin/dbus-daemon",
+            "--config-file=\(configurationPath.path)", "--nofork", "--print-address=1", "--nopidfile",
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

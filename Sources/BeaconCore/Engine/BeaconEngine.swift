@@ -375,6 +375,11 @@ public struct BeaconEngine: Sendable {
         }
     }
 
+    /// The venue's own `max_distance`, or the ranging section's.
+    private func maxDistance(of venueIndex: Int) -> Double? {
+        configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
+    }
+
     private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
         closest.removeAll(keepingCapacity: true)
         closest.append(contentsOf: repeatElement(nil, count: configuration.venues.count))
@@ -383,8 +388,7 @@ public struct BeaconEngine: Sendable {
         tracks.withUnsafeBufferPointer { tracks in
             for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
                 guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance?.median else { continue }
-                let limit = configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
-                if let limit, distance > limit { continue }
+                if let limit = maxDistance(of: venueIndex), distance > selector.reach(of: limit) { continue }
                 if let existing = closest[venueIndex],
                     (tracks[existing].distance!.median, tracks[existing].identity) <= (distance, tracks[index].identity)
                 {
@@ -399,6 +403,7 @@ public struct BeaconEngine: Sendable {
                 VenueSelector.Candidate(
                     venueIndex: venueIndex,
                     beacon: Ranger.beacon(tracks[index], venueID: configuration.venues[venueIndex].id, solvingAccuracy: false),
+                    limit: maxDistance(of: venueIndex),
                     unsolved: tracks[index].distance))
         }
         let preferred = preferredVenueID.flatMap { id in configuration.venues.firstIndex { $0.id == id } }

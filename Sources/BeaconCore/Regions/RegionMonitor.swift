@@ -21,6 +21,11 @@ public struct RegionMonitor: Sendable {
         var lastQualifying: Timestamp?
         /// Since when the region has been watched without evidence (for determining outside).
         var watchedSince: Timestamp
+        /// A matching beacon heard since the region was added (restored) or
+        /// the radio came back, and whether an advertising interval has been
+        /// learnt since: heard but not learnt, its beacons may be slow.
+        var heard = false
+        var intervalLearnt = false
         var enterRSSI: Double?
         var exitRSSI: Double?
         var exitAfter: Duration
@@ -74,6 +79,8 @@ public struct RegionMonitor: Sendable {
             if regions[index].state == .inside { regions[index].lastSeen = max(regions[index].lastSeen ?? now, now) }
             regions[index].watchedSince = max(regions[index].watchedSince, now)
             regions[index].lastQualifying = regions[index].lastQualifying.map { max($0, now) }
+            regions[index].heard = false
+            regions[index].intervalLearnt = false
         }
     }
 
@@ -118,6 +125,8 @@ public struct RegionMonitor: Sendable {
             regions[index].lastQualifying = previous.lastQualifying
             regions[index].pendingSighting = previous.pendingSighting
             regions[index].watchedSince = previous.watchedSince
+            regions[index].heard = previous.heard
+            regions[index].intervalLearnt = previous.intervalLearnt
         }
     }
 
@@ -142,6 +151,7 @@ public struct RegionMonitor: Sendable {
         // strings) in and out at every sighting costs more than the rest.
         for index in indices {
             regions[index].lastSeen = max(regions[index].lastSeen ?? time, time)
+            regions[index].heard = true
             let qualifies = regions[index].enterRSSI.map { floor in rssi.map { Double($0) >= floor } ?? false } ?? true
             if qualifies { regions[index].lastQualifying = time }
             let settled = regions[index].exitRSSI.map { exit in (filteredRSSI ?? -.infinity) >= exit } ?? true
@@ -173,10 +183,18 @@ public struct RegionMonitor: Sendable {
     ) {
         for index in regions.indices {
             var region = regions[index]
-            let timeout = max(region.exitAfter, (slowestInterval(index) ?? .zero).tripled)
+            let slowest = slowestInterval(index)
+            if slowest != nil { region.intervalLearnt = true }
+            let timeout = max(region.exitAfter, (slowest ?? .zero).tripled)
             switch region.state {
             case .inside:
-                if !isSuspended, let lastSeen = region.lastSeen, now - lastSeen >= timeout {
+                // Restored inside (or the radio back), a beacon heard once has
+                // no known interval yet: it may advertise as slowly as
+                // Bluetooth allows, so wait as an unknown region heard once
+                // does. Not heard at all, the region exits after `exit_after`.
+                let patience = region.heard && !region.intervalLearnt
+                    ? max(timeout, Self.longestAdvertisingInterval.tripled) : timeout
+                if !isSuspended, let lastSeen = region.lastSeen, now - lastSeen >= patience {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(

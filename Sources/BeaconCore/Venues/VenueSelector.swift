@@ -1,30 +1,38 @@
 /// Chooses the nearest venue, with a switch margin and a dwell time so that
 /// a person standing between two counters does not see the answer flicker.
 ///
-/// The incumbent keeps the answer until a challenger is closer by more than
-/// `margin` (a fraction of the incumbent's distance) continuously for `dwell`.
-/// An incumbent that drops out of range (unknown, stale, beyond
-/// `max_distance`) is replaced at once. With nothing in range, the preferred
-/// venue, if set, is the answer, marked as such.
+/// The incumbent keeps the answer until challengers are closer by more than
+/// `margin` (a fraction of the incumbent's distance) continuously for
+/// `dwell`; then the closest of that moment takes it, so two challengers
+/// taking turns do not keep a far incumbent. An incumbent that drops out of
+/// range (unknown, stale) is replaced at once; `max_distance` admits a venue
+/// at or within the limit and keeps the incumbent until it is `margin` beyond
+/// it, so a listener standing at the limit does not see the answer come and
+/// go. With nothing in range, the preferred venue, if set, is the answer,
+/// marked as such.
 public struct VenueSelector: Sendable {
     public struct Candidate: Sendable, Equatable {
         public var venueIndex: Int
         public var beacon: RangedBeacon
+        /// The venue's `max_distance`, if any: beyond it the venue only keeps an answer it has.
+        public var limit: Double?
         /// The beacon's distance distribution, its accuracy not yet solved:
         /// the engine hands over every venue's closest beacon at every tick,
         /// and only the answer's accuracy is ever read.
         var unsolved: DistanceDistribution?
 
-        public init(venueIndex: Int, beacon: RangedBeacon) {
+        public init(venueIndex: Int, beacon: RangedBeacon, limit: Double? = nil) {
             self.venueIndex = venueIndex
             self.beacon = beacon
+            self.limit = limit
         }
 
-        init(venueIndex: Int, beacon: RangedBeacon, unsolved: DistanceDistribution?) {
-            self.venueIndex = venueIndex
-            self.beacon = beacon
+        init(venueIndex: Int, beacon: RangedBeacon, limit: Double?, unsolved: DistanceDistribution?) {
+            self.init(venueIndex: venueIndex, beacon: beacon, limit: limit)
             self.unsolved = unsolved
         }
+
+        var isWithinLimit: Bool { limit.map { beacon.distance <= $0 } ?? true }
 
         /// Ranked closest first, then by venue.
         func precedes(_ other: Candidate) -> Bool {
@@ -42,7 +50,8 @@ public struct VenueSelector: Sendable {
     public var margin: Double
     public var dwell: Duration
     public private(set) var current: NearestVenue?
-    private var challenger: (venueIndex: Int, since: Timestamp)?
+    /// Since when some challenger has been closer than the incumbent by the margin.
+    private var challengedSince: Timestamp?
     private var currentIndex: Int?
     /// The beacons' word on the listener's stillness as last seen, and since
     /// when it has said so. The answer calls the listener stationary once the
@@ -56,6 +65,10 @@ public struct VenueSelector: Sendable {
         self.margin = margin
         self.dwell = dwell
     }
+
+    /// How far the answer's venue may be and keep the answer, for a
+    /// `max_distance` of `limit`: as much farther as a challenger must be nearer.
+    public func reach(of limit: Double) -> Double { limit * (1 + margin) }
 
     /// Re-decides from this moment's candidates (at most one per venue, its
     /// closest ranged beacon). Returns true when the answer changed: its
@@ -77,22 +90,22 @@ public struct VenueSelector: Sendable {
             }
             return found
         }
-        if let best = first(where: { _ in true }) {
-            let incumbent = currentIndex.flatMap { index in first { $0.venueIndex == index } }
+        let incumbent = currentIndex.flatMap { index in first { $0.venueIndex == index && $0.beacon.distance <= reach(of: $0.limit ?? .infinity) } }
+        if let best = first(where: \.isWithinLimit) ?? incumbent {
             var winner = incumbent ?? best
             if let incumbent, best.venueIndex != incumbent.venueIndex,
                 best.beacon.distance < incumbent.beacon.distance * (1 - margin)
             {
-                if let challenger, challenger.venueIndex == best.venueIndex {
-                    if now - challenger.since >= dwell { winner = best }
+                if let since = challengedSince {
+                    if now - since >= dwell { winner = best }
                 } else {
-                    challenger = (best.venueIndex, now)
+                    challengedSince = now
                 }
             } else {
-                challenger = nil
+                challengedSince = nil
             }
-            if winner.venueIndex != incumbent?.venueIndex { challenger = nil }
-            let runnerUp = first { $0.venueIndex != winner.venueIndex }
+            if winner.venueIndex != incumbent?.venueIndex { challengedSince = nil }
+            let runnerUp = first { $0.venueIndex != winner.venueIndex && $0.isWithinLimit }
             let lead = runnerUp.map { ($0.beacon.distance - winner.beacon.distance) / $0.beacon.distance } ?? 1
             let says = winner.beacon.isStationary && (runnerUp?.beacon.isStationary ?? true)
             let sameVenue = previous.map { $0.0 == venues[winner.venueIndex].id && $0.1 == .ranging } == true
@@ -109,7 +122,7 @@ public struct VenueSelector: Sendable {
                 margin: min(1, max(0, lead)),
                 isStationary: says && now - (stillness?.since ?? now) >= dwell)
         } else {
-            challenger = nil
+            challengedSince = nil
             currentIndex = nil
             stillness = nil
             current = preferred.map {
@@ -127,7 +140,7 @@ public struct VenueSelector: Sendable {
     /// A preference answer has no incumbent to keep: the first beacon ranged
     /// then wins at once, as without the reload.
     public mutating func retarget(currentIndex index: Int?) {
-        challenger = nil
+        challengedSince = nil
         currentIndex = current?.source == .ranging ? index : nil
         if index == nil { current = nil }
     }
