@@ -28,6 +28,7 @@ tests=(
     mosquitto          # a real MQTT broker for the publisher's tests
     mosquitto-clients  # mosquitto_sub, mosquitto_passwd
     tshark             # Wireshark's dissectors: the pcapng and btsnoop cross-checks
+    openssl            # a test CA for the MQTT publisher's TLS test
 )
 if [[ ${1:-} == --build ]]; then
     shift
@@ -37,7 +38,12 @@ else
 fi
 # Said before apt runs, not after: without Swift nothing here can be built.
 if ! command -v swift >/dev/null; then
-    echo "swift is not on PATH: install Swift 6.2 or later (https://www.swift.org/install/linux/) and retry" >&2
+    if [[ -n ${SUDO_USER:-} ]]; then
+        # sudo sets PATH to its secure_path: a toolchain in /opt or ~/.local is not on it.
+        echo "swift is not on PATH under sudo (sudo resets PATH): keep yours with sudo env \"PATH=\$PATH\" scripts/…, or run the script as yourself (it asks sudo only for apt)" >&2
+    else
+        echo "swift is not on PATH: install Swift 6.2 or later (https://www.swift.org/install/linux/) and retry" >&2
+    fi
     exit 1
 fi
 
@@ -47,7 +53,10 @@ for package in "${packages[@]}"; do
 done
 if ((${#missing[@]})); then
     sudo=""
-    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null || { echo "installing ${missing[*]} needs root: run this as root (su -), or install sudo" >&2; exit 1; }
+        sudo="sudo"
+    fi
     echo "installing: ${missing[*]}" >&2
     # wireshark-common asks whether non-root users may capture; answer no, without a prompt.
     echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
