@@ -278,7 +278,7 @@ public final class BeaconService: Service, Sendable {
             for event in events {
                 // A beacon with no 1 m calibration is said once, and at a pace: strangers can send them.
                 if case .implausibleMeasuredPower(let beacon, _, _) = event,
-                    !powerReport.admit(beacon, isVenue: engine.configuration.venues.contains { $0.constraint.matches(beacon) }, now: serviceNow)
+                    !powerReport.admit(beacon, isVenue: engine.isVenueBeacon(beacon), now: serviceNow)
                 {
                     continue
                 }

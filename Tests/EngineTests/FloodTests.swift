@@ -26,7 +26,9 @@ private typealias S = EngineTestSupport
     /// Counter 1 at −60 dBm every 100 ms beside `rate` strangers a second,
     /// each sending twice 20 ms apart (entry evidence of its own) and louder,
     /// for `seconds`, on a hand clock that ticks every 200 ms.
-    static func flood(_ engine: inout BeaconEngine, rate: Int, seconds: Int, louder: Int8 = -40) -> Run {
+    static func flood(
+        _ engine: inout BeaconEngine, rate: Int, seconds: Int, louder: Int8 = -40, minting: (Int) -> BeaconIdentity = stranger
+    ) -> Run {
         var run = Run()
         let step: Duration = .microseconds(1_000_000 / Int64(rate))
         var next = 0
@@ -41,7 +43,7 @@ private typealias S = EngineTestSupport
                     engine.ingest(S.sighting(counter1, rssi: -60, at: genuine), into: &run.events)
                     genuine = genuine + .milliseconds(100)
                 } else {
-                    let identity = Self.stranger(next)
+                    let identity = minting(next)
                     engine.ingest(S.sighting(identity, rssi: louder, at: stranger), into: &run.events)
                     engine.ingest(S.sighting(identity, rssi: louder, at: stranger + .milliseconds(20)), into: &run.events)
                     next += 1
@@ -85,6 +87,59 @@ private typealias S = EngineTestSupport
         #expect(run.largestRanged == 6)
         #expect(engine.evictions > 0)
         #expect(engine.nearestVenue?.venueID == "counter-1")
+    }
+
+    /// A venue that leaves the minor open (`{uuid, major: 7}`, as
+    /// configuration.md allows) matches every identity minted under it: only
+    /// its eight longest tracked beacons are venue beacons, the rest
+    /// strangers — evicted first, ranged within the strangers' cap. Until
+    /// 2026-11-27 every one was a venue beacon: a flood of them was ranged
+    /// past the cap and pushed counter 1's beacon out, so counter 1 was
+    /// never the answer (the audit of that day).
+    @Test func identitiesMintedUnderAnOpenVenueAreStrangersPastTheFirstEight() {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
+            }, now: S.t0)
+        engine.limits.trackedBeacons = 20
+        engine.limits.rangedStrangers = 5
+        let run = Self.flood(&engine, rate: 1_000, seconds: 10, louder: -70) { S.identity(7, UInt16($0 % 65_536)) }
+        #expect(engine.rangedBeacon(Self.counter1) != nil)
+        #expect(!run.events.contains(.beaconDisappeared(Self.counter1)))
+        #expect(run.answers.drop { $0 == nil }.allSatisfy { $0 == "counter-1" }, "\(run.answers)")
+        // Counter 1, the bar's first eight, and five strangers at most.
+        #expect(run.largestRanged <= 1 + engine.limits.venueBeaconsPerVenue + engine.limits.rangedStrangers, "\(run.largestRanged)")
+        #expect(engine.isVenueBeacon(Self.counter1))
+    }
+
+    /// The bar's place goes to its longest tracked stranger when one of its
+    /// venue beacons is forgotten, and a reload counts them again.
+    @Test func anOpenVenuesPlaceGoesToItsLongestTrackedBeacon() {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
+            }, now: S.t0)
+        engine.limits.venueBeaconsPerVenue = 2
+        var events: [EngineEvent] = []
+        // Three bar beacons, first heard in this order; the first then falls silent.
+        for (offset, minor) in [(0, 1), (10, 2), (20, 3)] {
+            engine.ingest(S.sighting(S.identity(7, UInt16(minor)), rssi: -60, at: S.t0 + .milliseconds(Int64(offset))), into: &events)
+        }
+        #expect([1, 2, 3].map { engine.isVenueBeacon(S.identity(7, UInt16($0))) } == [true, true, false])
+        for second in 1...40 {
+            let now = S.t0 + .seconds(Int64(second))
+            for minor in [2, 3] { engine.ingest(S.sighting(S.identity(7, UInt16(minor)), rssi: -60, at: now), into: &events) }
+            engine.tick(now: now, into: &events)
+        }
+        #expect(!engine.isVenueBeacon(S.identity(7, 1)))
+        #expect(engine.isVenueBeacon(S.identity(7, 2)) && engine.isVenueBeacon(S.identity(7, 3)))
+        // A reload that names minor 3 as a venue of its own: it is that venue's, and the bar keeps minor 2.
+        engine.reconfigure(
+            S.configuration {
+                $0.venues.append(VenueDefinition(id: "three", name: "Three", constraint: BeaconConstraint(uuid: S.uuid, major: 7, minor: 3)))
+                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
+            }, now: S.t0 + .seconds(41), into: &events)
+        #expect(engine.isVenueBeacon(S.identity(7, 2)) && engine.isVenueBeacon(S.identity(7, 3)))
     }
 
     @Test func strangersNotRangedAreEvictedBeforeRangedOnes() {

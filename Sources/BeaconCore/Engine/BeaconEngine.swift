@@ -43,6 +43,8 @@ public struct BeaconEngine: Sendable {
     private var strangers = RecencyList<BeaconIdentity>()
     private var rangedStrangers = RecencyList<BeaconIdentity>()
     private var venueBeacons = RecencyList<BeaconIdentity>()
+    /// Per venue, how many of its tracked beacons are venue beacons.
+    private var venueBeaconCounts: [Int] = []
 
     public init(configuration: Configuration, restored: EngineState = EngineState(), now: Timestamp) {
         self.configuration = configuration
@@ -50,6 +52,7 @@ public struct BeaconEngine: Sendable {
             regions: configuration.regions, settings: configuration.ranging, restored: restored.regions, now: now)
         ranger = Ranger(settings: configuration.ranging)
         selector = VenueSelector(margin: configuration.ranging.switchMargin, dwell: configuration.ranging.switchDwell)
+        venueBeaconCounts = Array(repeating: 0, count: configuration.venues.count)
         if let preferred = restored.preferredVenue, configuration.venues.contains(where: { $0.id == preferred }) {
             preferredVenueID = preferred
         }
@@ -73,11 +76,17 @@ public struct BeaconEngine: Sendable {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
             let venue = venueIndex(for: identity)
-            guard makeRoom(forVenueBeacon: venue != nil, into: &events) else { return }
+            let isVenueBeacon = venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+            guard makeRoom(forVenueBeacon: isVenueBeacon, into: &events) else { return }
             var track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
                 defaultPower: configuration.ranging.defaultMeasuredPower)
+            // Asked again: making room may have given the venue's place to another of its beacons.
+            if isVenueBeacon, let venue, venueBeaconCounts[venue] < limits.venueBeaconsPerVenue {
+                track.isVenueBeacon = true
+                venueBeaconCounts[venue] += 1
+            }
             previousInterval = nil
             track.observe(
                 sighting, isFirst: true,
@@ -280,14 +289,18 @@ public struct BeaconEngine: Sendable {
     }
 
     /// After regions or venues changed: each track's regions, venue and
-    /// calibration, and the eviction lists rebuilt in order of last sighting.
+    /// calibration, its venue's venue beacons (those tracked longest), and
+    /// the eviction lists rebuilt in order of last sighting.
     private mutating func reindexTracks() {
-        for index in tracks.indices {
+        venueBeaconCounts = Array(repeating: 0, count: configuration.venues.count)
+        for index in tracks.indices.sorted(by: { tracks[$0].firstSeen < tracks[$1].firstSeen }) {
             let venue = venueIndex(for: tracks[index].identity)
             tracks[index].regionIndices = monitor.indices(matching: tracks[index].identity)
             tracks[index].calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
             tracks[index].defaultPower = configuration.ranging.defaultMeasuredPower
             tracks[index].venueIndex = venue
+            tracks[index].isVenueBeacon = venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+            if tracks[index].isVenueBeacon, let venue { venueBeaconCounts[venue] += 1 }
         }
         regionsChanged = true
         strangers = RecencyList()
@@ -299,7 +312,9 @@ public struct BeaconEngine: Sendable {
     /// Puts a beacon on the eviction list it belongs to now, as the most recently heard there.
     private mutating func list(_ index: Int) {
         let identity = tracks[index].identity
-        if tracks[index].venueIndex != nil {
+        if tracks[index].isVenueBeacon {
+            strangers.remove(identity)
+            rangedStrangers.remove(identity)
             venueBeacons.touch(identity)
         } else if tracks[index].isRanged {
             strangers.remove(identity)
@@ -325,10 +340,12 @@ public struct BeaconEngine: Sendable {
         return true
     }
 
-    /// Drops the track at `index`; the last track takes its place.
+    /// Drops the track at `index`; the last track takes its place. A venue
+    /// beacon's place goes to its venue's longest tracked stranger, if any.
     private mutating func forget(at index: Int, into events: inout [EngineEvent]) {
         let identity = tracks[index].identity
         let wasRanged = tracks[index].isRanged
+        let freed = tracks[index].isVenueBeacon ? tracks[index].venueIndex : nil
         positions[identity] = nil
         strangers.remove(identity)
         rangedStrangers.remove(identity)
@@ -340,6 +357,25 @@ public struct BeaconEngine: Sendable {
         }
         tracks.removeLast()
         if wasRanged { events.append(.beaconDisappeared(identity)) }
+        if let freed {
+            venueBeaconCounts[freed] -= 1
+            var heir: Int?
+            for candidate in tracks.indices where tracks[candidate].venueIndex == freed && !tracks[candidate].isVenueBeacon {
+                if let found = heir, tracks[found].firstSeen <= tracks[candidate].firstSeen { continue }
+                heir = candidate
+            }
+            if let heir {
+                tracks[heir].isVenueBeacon = true
+                venueBeaconCounts[freed] += 1
+                list(heir)
+            }
+        }
+    }
+
+    /// Whether `identity` is tracked as one of its venue's venue beacons
+    /// (the service says such a beacon's implausible power at once).
+    public func isVenueBeacon(_ identity: BeaconIdentity) -> Bool {
+        positions[identity].map { tracks[$0].isVenueBeacon } ?? false
     }
 
     private mutating func flushTransitions(into events: inout [EngineEvent]) {
@@ -360,7 +396,7 @@ public struct BeaconEngine: Sendable {
         tracks[index].isRefused = false
         if inside {
             if !tracks[index].isRanged {
-                if tracks[index].venueIndex == nil, rangedStrangers.count >= limits.rangedStrangers {
+                if !tracks[index].isVenueBeacon, rangedStrangers.count >= limits.rangedStrangers {
                     tracks[index].isRefused = true
                 } else {
                     tracks[index].isRanged = true

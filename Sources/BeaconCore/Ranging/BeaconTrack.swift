@@ -2,6 +2,8 @@
 /// advertising rhythm, its band, and which regions and venue it belongs to.
 struct BeaconTrack: Sendable {
     let identity: BeaconIdentity
+    /// When the engine started tracking it: the longest tracked of a venue's beacons are its venue beacons.
+    let firstSeen: Timestamp
     var filter: RSSIFilter
     var lastRSSI: Int8?
     var lastSeen: Timestamp
@@ -31,6 +33,9 @@ struct BeaconTrack: Sendable {
     var regionIndices: [Int]
     /// Index into the configuration's venues, and that venue's calibration.
     var venueIndex: Int?
+    /// One of its venue's first `EngineLimits.venueBeaconsPerVenue`: kept
+    /// from strangers' floods and ranged beyond their cap.
+    var isVenueBeacon = false
     var calibratedPower: Int8?
     /// Used when the frame's power is implausible and there is no calibration.
     var defaultPower: Int8
@@ -43,6 +48,7 @@ struct BeaconTrack: Sendable {
     ) {
         identity = sighting.identity
         self.filter = RSSIFilter(parameters: filter)
+        firstSeen = sighting.time
         lastSeen = sighting.time
         frameMeasuredPower = sighting.frame.measuredPower
         address = sighting.address
