@@ -96,11 +96,11 @@ private typealias S = EngineTestSupport
     /// 2026-11-27 every one was a venue beacon: a flood of them was ranged
     /// past the cap and pushed counter 1's beacon out, so counter 1 was
     /// never the answer (the audit of that day).
+    /// A venue of every beacon of major 7.
+    static let bar = VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7))
+
     @Test func identitiesMintedUnderAnOpenVenueAreStrangersPastTheFirstEight() {
-        var engine = BeaconEngine(
-            configuration: S.configuration {
-                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
-            }, now: S.t0)
+        var engine = BeaconEngine(configuration: S.configuration { $0.venues.append(Self.bar) }, now: S.t0)
         engine.limits.trackedBeacons = 20
         engine.limits.rangedStrangers = 5
         let run = Self.flood(&engine, rate: 1_000, seconds: 10, louder: -70) { S.identity(7, UInt16($0 % 65_536)) }
@@ -115,10 +115,7 @@ private typealias S = EngineTestSupport
     /// The bar's place goes to its longest tracked stranger when one of its
     /// venue beacons is forgotten, and a reload counts them again.
     @Test func anOpenVenuesPlaceGoesToItsLongestTrackedBeacon() {
-        var engine = BeaconEngine(
-            configuration: S.configuration {
-                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
-            }, now: S.t0)
+        var engine = BeaconEngine(configuration: S.configuration { $0.venues.append(Self.bar) }, now: S.t0)
         engine.limits.venueBeaconsPerVenue = 2
         var events: [EngineEvent] = []
         // Three bar beacons, first heard in this order; the first then falls silent.
@@ -137,7 +134,7 @@ private typealias S = EngineTestSupport
         engine.reconfigure(
             S.configuration {
                 $0.venues.append(VenueDefinition(id: "three", name: "Three", constraint: BeaconConstraint(uuid: S.uuid, major: 7, minor: 3)))
-                $0.venues.append(VenueDefinition(id: "bar", name: "Bar", constraint: BeaconConstraint(uuid: S.uuid, major: 7)))
+                $0.venues.append(Self.bar)
             }, now: S.t0 + .seconds(41), into: &events)
         #expect(engine.isVenueBeacon(S.identity(7, 2)) && engine.isVenueBeacon(S.identity(7, 3)))
     }
