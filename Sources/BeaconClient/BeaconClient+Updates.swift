@@ -18,14 +18,14 @@ extension BeaconClient {
             } catch .noVenue {
                 return [Beacond.VenueUpdate(venue: nil)]
             }
-        } stop: { _ in }
+        } stop: { _, _ in }
     }
 
     /// Whether the source delivers: now (with reason ""), then each change.
     public func availabilityUpdates() -> BeaconUpdates<Beacond.Availability> {
         updates(Manager1.availabilityChanged, Self.availability) { client throws(BeacondError) in
             [Beacond.Availability(available: try await client.status().available, reason: "")]
-        } stop: { _ in }
+        } stop: { _, _ in }
     }
 
     /// Monitors `regions` as this client's own and yields their entries and
@@ -71,7 +71,12 @@ extension BeaconClient {
                         try await client.startMonitoring(region)
                         break
                     } catch {
-                        if error.code != nil { started.withLock { _ = $0.popLast() } }
+                        // Refused, or never reached beacond: not started. (After
+                        // a timeout it may have been: the stop asks anyway.)
+                        switch error {
+                        case .serviceNotRunning, .accessDenied: started.withLock { _ = $0.popLast() }
+                        default: if error.code != nil { started.withLock { _ = $0.popLast() } }
+                        }
                         guard error.code == .busy, (try? await Task.sleep(for: ServiceLimits().regionStartInterval)) != nil else { throw error }
                     }
                 }
@@ -79,9 +84,12 @@ extension BeaconClient {
             return []
         } ended: { [regionClaims] in
             regionClaims.stopping(holder)
-        } stop: { client in
+        } stop: { client, beacondLeft in
+            // The regions went with the beacond that left: asking its
+            // successor (or, where the bus starts beacond on demand, a
+            // beacond started by the asking) to stop them would be wrong.
             for id in started.withLock({ $0 }) {
-                try? await client.stopMonitoring(id)
+                if !beacondLeft { try? await client.stopMonitoring(id) }
                 client.regionClaims.release(id, of: holder)
             }
             client.regionClaims.releaseAll(of: holder)
@@ -96,7 +104,7 @@ extension BeaconClient {
         ) { client throws(BeacondError) in
             _ = try await client.status()
             return []
-        } stop: { _ in }
+        } stop: { _, _ in }
     }
 
     /// Everything beacond signals (`regionEvents()`'s entries and exits,
@@ -115,7 +123,7 @@ extension BeaconClient {
             (Manager1.regionExited, { @Sendable signal throws(BeacondError) in try Self.regionEvent(.exited)(signal).map(BeaconEvent.region) }),
             (Manager1.nearestVenueChanged, { @Sendable signal throws(BeacondError) in .nearestVenue(try Self.venueUpdate(signal)) }),
             (Manager1.availabilityChanged, { @Sendable signal throws(BeacondError) in Self.availability(signal).map(BeaconEvent.availability) }),
-        ], heldBack: false, unreadEvents: unreadEvents) { _ throws(BeacondError) in [] } stop: { _ in }
+        ], heldBack: false, unreadEvents: unreadEvents) { _ throws(BeacondError) in [] } stop: { _, _ in }
         // The bus takes a connection's messages in order: the match rules are in place once this is answered.
         _ = try await status()
         return events
@@ -141,7 +149,7 @@ extension BeaconClient {
     private func updates<Element: Sendable>(
         _ signal: APISignal, _ element: @escaping @Sendable (DBusSignal) throws(BeacondError) -> Element?,
         start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
-        stop: @escaping @Sendable (BeaconClient) async -> Void
+        stop: @escaping @Sendable (BeaconClient, _ beacondLeft: Bool) async -> Void
     ) -> BeaconUpdates<Element> {
         updates([(signal, element)], start: start, stop: stop)
     }
@@ -161,13 +169,14 @@ extension BeaconClient {
     /// apart), each signal is an event yielded as it comes, and at most
     /// `unreadEvents` wait for the reader: one more ends the sequence with
     /// `LimitsExceeded` rather than dropping an event or growing without
-    /// bound. `ended` runs as the sequence ends, before `stop`.
+    /// bound. `ended` runs as the sequence ends, before `stop`, which is told
+    /// whether beacond (or the bus) left: then what it held is gone with it.
     private func updates<Element: Sendable>(
         _ signals: [(APISignal, @Sendable (DBusSignal) throws(BeacondError) -> Element?)], heldBack: Bool = true,
         unreadEvents: Int = BeaconClient.mostUnreadEvents,
         start: @escaping @Sendable (BeaconClient) async throws(BeacondError) -> [Element],
         ended: @escaping @Sendable () -> Void = {},
-        stop: @escaping @Sendable (BeaconClient) async -> Void
+        stop: @escaping @Sendable (BeaconClient, _ beacondLeft: Bool) async -> Void
     ) -> BeaconUpdates<Element> {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(
             bufferingPolicy: heldBack ? .bufferingNewest(1) : .bufferingOldest(unreadEvents))
@@ -186,6 +195,7 @@ extension BeaconClient {
             }
         }
         let bus = connection.bus
+        let left = Mutex(false)
         let subscriptions = signals.map { signal, element in
             BusSubscription(connection, sender: Beacond.busName, path: Beacond.root, interface: Manager1.name, member: signal.name) { received in
                 do {
@@ -202,6 +212,7 @@ extension BeaconClient {
             ) { signal in
                 // The owner beacond's regions and state lived in left: gone, or replaced by another at once.
                 guard signal.arguments.count == 3, signal.arguments[1].string != "" else { return }
+                left.withLock { $0 = true }
                 continuation.finish(throwing: BeacondError.serviceNotRunning(BeacondError.notRunning(on: bus)))
             },
             // The bus itself going away says nothing on the bus: libdbus tells its own connection.
@@ -209,6 +220,7 @@ extension BeaconClient {
                 connection, sender: nil, path: StandardInterfaces.localPath, interface: StandardInterfaces.local,
                 member: StandardInterfaces.disconnected
             ) { _ in
+                left.withLock { $0 = true }
                 continuation.finish(throwing: BeacondError(.disconnected("the connection to the \(bus) bus was lost"), bus: bus))
             },
         ]
@@ -233,9 +245,10 @@ extension BeaconClient {
             for subscription in subscriptions { subscription.cancel() }
             starting.cancel()
             ended()
+            let beacondLeft = left.withLock { $0 }  // set before the finish that brought us here
             Task {
                 _ = await starting.result
-                await stop(self)
+                await stop(self, beacondLeft)
             }
         }
         return BeaconUpdates(stream: stream)

@@ -185,10 +185,26 @@ import Testing
     /// dbus-org.beacond.service not found.") and `nearest --wait` gave up at
     /// once. Now it is "not running", with why and what to do (until 2026-11-27).
     @Test func aBusThatCannotStartBeacondIsSaidAsNotRunning() async throws {
+        let (bus, tries) = try Self.busThatCannotStartBeacond()
+        let result = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--bus", bus.address])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("beacond is not running on the \(bus.address) bus, and the bus could not start it ("), "\(result)")
+        #expect(result.stderr.contains("Start it there (beacond --bus \(bus.address))"), "\(result)")
+        // --wait goes on asking (each time the bus tries to start it again,
+        // every 200 ms) until its time is up; it gave up after the first.
+        let waited = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--wait", "2s", "--bus", bus.address])
+        #expect(waited.status == 1 && waited.stderr.contains("could not start it"), "\(waited)")
+        #expect(try Self.starts(tries) >= 5)
+        #expect(BeacondError.notStarted(on: .system, because: "x").contains("sudo systemctl enable --now beacond"))
+    }
+
+    /// A bus that starts beacond on demand (as the package's D-Bus
+    /// activation file makes the system bus) with a program that fails, each
+    /// try a line in `tries`.
+    static func busThatCannotStartBeacond() throws -> (PrivateBus, tries: URL) {
         let directory = try TestSupport.temporaryDirectory()
         let services = directory.appendingPathComponent("services")
         try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
-        // Each start the bus tries is a line in `tries`.
         let tries = directory.appendingPathComponent("tries")
         try Data("[D-BUS Service]\nName=\(Beacond.busName)\nExec=/bin/sh -c 'echo tried >> \(tries.path); exit 1'\n".utf8)
             .write(to: services.appendingPathComponent("\(Beacond.busName).service"))
@@ -200,18 +216,48 @@ import Testing
             <busconfig><servicedir>\(services.path)</servicedir></busconfig>
             """.utf8
         ).write(to: include)
-        let bus = try PrivateBus(includes: [include.path])
-        let result = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--bus", bus.address])
-        #expect(result.status == 1, "\(result)")
-        #expect(result.stderr.contains("beacond is not running on the \(bus.address) bus, and the bus could not start it ("), "\(result)")
-        #expect(result.stderr.contains("Start it there (beacond --bus \(bus.address))"), "\(result)")
-        // --wait goes on asking (each time the bus tries to start it again,
-        // every 200 ms) until its time is up; it gave up after the first.
-        let waited = try await TestSupport.run(TestSupport.product("beaconctl"), ["nearest", "--wait", "2s", "--bus", bus.address])
-        #expect(waited.status == 1 && waited.stderr.contains("could not start it"), "\(waited)")
-        let started = try String(contentsOf: tries, encoding: .utf8).split(separator: "\n").count
-        #expect(started >= 5, "\(started) starts")
-        #expect(BeacondError.notStarted(on: .system, because: "x").contains("sudo systemctl enable --now beacond"))
+        return (try PrivateBus(includes: [include.path]), tries)
+    }
+
+    /// How many times the bus tried to start beacond.
+    static func starts(_ tries: URL) throws -> Int {
+        guard FileManager.default.fileExists(atPath: tries.path) else { return 0 }
+        return try String(contentsOf: tries, encoding: .utf8).split(separator: "\n").count
+    }
+
+    /// A monitor whose beacond left ends with serviceNotRunning, and asks
+    /// nothing more of the bus: its regions went with beacond. Until
+    /// 2026-11-27 it sent a StopMonitoring for each, which, where the bus
+    /// starts beacond on demand, started the beacond the operator had just
+    /// stopped (here: one try of the bus per region).
+    @Test func aMonitorWhoseServiceLeftAsksTheBusNothingMore() async throws {
+        let (bus, tries) = try Self.busThatCannotStartBeacond()
+        let service = try await Service(bus: bus, configuration: try Self.venuesElsewhere().path)
+        let client = try await Self.client(service)
+        let regions = ["one", "two"].map { MonitoredRegion($0, constraint: BeaconConstraint(uuid: Self.cafe, major: 9)) }
+        let first = Task { () async -> (any Error)? in
+            do { for try await _ in client.monitor(regions) {} } catch { return error }
+            return nil
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await client.regions().filter({ $0.owner == client.uniqueName }).count < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        service.stop()
+        let ending = try await Self.within(.seconds(10)) { await first.value }
+        guard case .serviceNotRunning? = ending as? BeacondError else {
+            Issue.record("expected serviceNotRunning, got \(String(describing: ending))")
+            return
+        }
+        // The same regions again: claimed once the first sequence has let
+        // them go, then started, which asks the bus to start beacond: its
+        // one try (three with the first sequence's StopMonitoring calls).
+        do {
+            for try await _ in client.monitor(regions) {}
+        } catch {
+            guard case .serviceNotRunning = error else { throw error }
+        }
+        #expect(try Self.starts(tries) == 1)
     }
 
     @Test func everyCodeMapsBothWays() {
