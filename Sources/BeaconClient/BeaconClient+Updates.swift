@@ -45,7 +45,7 @@ extension BeaconClient {
         let event = { @Sendable (kind: Beacond.RegionEvent.Kind) in
             { @Sendable (signal: DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? in
                 guard let path = signal.arguments.dropFirst().first?.string, let id = paths[path] else { return nil }
-                return Beacond.RegionEvent(id: id, kind: kind)
+                return Beacond.RegionEvent(id: id, kind: kind, region: path)
             }
         }
         // What this sequence may have started, and so stops: not a region
@@ -73,10 +73,11 @@ extension BeaconClient {
                     } catch {
                         // Refused, or never reached beacond: not started. (After
                         // a timeout it may have been: the stop asks anyway.)
-                        switch error {
-                        case .serviceNotRunning, .accessDenied: started.withLock { _ = $0.popLast() }
-                        default: if error.code != nil { started.withLock { _ = $0.popLast() } }
+                        let notStarted = switch error {
+                        case .serviceNotRunning, .accessDenied: true
+                        default: error.code != nil
                         }
+                        if notStarted { started.withLock { _ = $0.popLast() } }
                         guard error.code == .busy, (try? await Task.sleep(for: ServiceLimits().regionStartInterval)) != nil else { throw error }
                     }
                 }
@@ -132,7 +133,10 @@ extension BeaconClient {
     // MARK: Signals as elements
 
     private static func regionEvent(_ kind: Beacond.RegionEvent.Kind) -> @Sendable (DBusSignal) throws(BeacondError) -> Beacond.RegionEvent? {
-        { signal throws(BeacondError) in signal.arguments.first?.string.map { Beacond.RegionEvent(id: $0, kind: kind) } }
+        { signal throws(BeacondError) in
+            guard let id = signal.arguments.first?.string, let path = signal.arguments.dropFirst().first?.string else { return nil }
+            return Beacond.RegionEvent(id: id, kind: kind, region: path)
+        }
     }
 
     @Sendable private static func venueUpdate(_ signal: DBusSignal) throws(BeacondError) -> Beacond.VenueUpdate {

@@ -152,8 +152,13 @@ public final class BeaconClient: Sendable {
             // The bus says NoReply both when a call timed out and when beacond
             // left while the call waited (stopped, or crashed); only the bus
             // knows which.
-            if error.name == StandardInterfaces.noReply, await !beacondIsOnTheBus() {
-                throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus))
+            if error.name == StandardInterfaces.noReply {
+                guard await beacondIsOnTheBus() else { throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus)) }
+                // libdbus's own text lists causes a reader cannot tell apart.
+                throw .bus(
+                    name: error.name,
+                    message: "beacond is on the bus but did not answer \(member) within \(timeout.configurationText): it may be stuck "
+                        + "(journalctl -u beacond; under systemd its watchdog restarts it)")
             }
             throw BeacondError(error, bus: connection.bus)
         }

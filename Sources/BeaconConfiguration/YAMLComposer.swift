@@ -5,8 +5,9 @@ import CLibYAML
 /// aliases are counted as often as they are used (a "billion laughs" file is
 /// refused long before anything walks it). Duplicate keys are refused too,
 /// and so are tags: beacond gives them no meaning, and taking
-/// `password: !secret mqtt_password` (Home Assistant's idiom) for the text
-/// `mqtt_password` fails far from the line that caused it.
+/// `username: !secret mqtt_user` (Home Assistant's idiom) for the text
+/// `mqtt_user` fails far from the line that caused it (the broker refusing
+/// the login).
 ///
 /// libyaml does the YAML 1.1 syntax, UTF-8 (and UTF-16 with a BOM) checking
 /// and positions; this type only builds nodes.

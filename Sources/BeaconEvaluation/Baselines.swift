@@ -40,13 +40,13 @@ public struct BaselineRanger: Sendable {
     }
 
     /// The venue of the closest fresh beacon.
-    public func nearestVenue(_ venues: [VenueDefinition], now: Timestamp) -> String? {
+    public func nearestVenue(_ configuration: Configuration, now: Timestamp) -> String? {
         var best: (id: String, distance: Double)?
         for identity in samples.keys.sorted() {
-            guard let venue = venues.first(where: { $0.constraint.matches(identity) }),
+            guard let venue = configuration.venues.first(where: { $0.constraint.matches(identity) }),
                 let distance = distance(identity, now: now)
             else { continue }
-            if let limit = venue.maxDistance, distance > limit { continue }
+            if let limit = configuration.maxDistance(of: venue), distance > limit { continue }
             if best == nil || distance < best!.distance { best = (venue.id, distance) }
         }
         return best?.id

@@ -88,7 +88,7 @@ public struct SimulationEvaluation: Sendable {
                 if still { stationaryTicks.walkingStill += 1 }
             }
             for (index, ranger) in baselineRangers.enumerated() {
-                answers[index + 1].append(ranger.nearestVenue(configuration.venues, now: tickTime))
+                answers[index + 1].append(ranger.nearestVenue(configuration, now: tickTime))
             }
             if segment?.stop != nil {
                 for (identity, distance) in truth.audibleBeacons(at: nextTick) {
@@ -165,7 +165,7 @@ struct GroundTruth: Sendable {
         var closest: [String: Double] = [:]
         for (identity, distance) in audibleBeacons(at: time) {
             guard let venue = configuration.venues.first(where: { $0.constraint.matches(identity) }) else { continue }
-            if let limit = venue.maxDistance ?? configuration.ranging.maxDistance, distance > limit { continue }
+            if let limit = configuration.maxDistance(of: venue), distance > limit { continue }
             closest[venue.id] = min(closest[venue.id] ?? .infinity, distance)
         }
         let ranked = closest.sorted { ($0.value, $0.key) < ($1.value, $1.key) }

@@ -9,15 +9,16 @@ import DBus
 /// (PropertiesChanged) at most once per `coalescing` each, only on a
 /// meaningful change, and at most `budget` announcements per `period`,
 /// however often it is reconciled (region events publish between ticks);
-/// beacons of configured venues come first, so a busy room delays strangers,
-/// never the venues. Objects still waiting to go keep serving the values they
+/// venue beacons (`RangedBeacon.isVenueBeacon`: a venue's longest tracked,
+/// not every identity minted under an open venue) come first, so a busy room
+/// delays strangers, never the venues. Objects still waiting to go keep serving the values they
 /// last announced.
 struct BeaconObjectLedger {
     struct Entry {
         var identity: BeaconIdentity
         var properties: [(String, DBusValue)]
         var announced: Timestamp
-        /// A configured venue's beacon when last announced: its object comes first.
+        /// A venue beacon when last announced: its object comes first.
         var isVenue: Bool
     }
 
@@ -61,7 +62,7 @@ struct BeaconObjectLedger {
             remaining -= 1
         }
         if let nearest, exported[nearest] == nil, let beacon = ranged.first(where: { $0.identity == nearest }) {
-            add(Entry(identity: nearest, properties: properties(beacon), announced: now, isVenue: beacon.venueID != nil))
+            add(Entry(identity: nearest, properties: properties(beacon), announced: now, isVenue: beacon.isVenueBeacon))
         }
         for venues in [true, false] {
             for (identity, entry) in exported where entry.isVenue == venues && !live.contains(identity) {
@@ -72,7 +73,7 @@ struct BeaconObjectLedger {
                 changes.removed.append(identity)
                 remaining -= 1
             }
-            for beacon in ranged where (beacon.venueID != nil) == venues {
+            for beacon in ranged where beacon.isVenueBeacon == venues {
                 guard remaining > 0 else { return changes }
                 let values = properties(beacon)
                 let entry = Entry(identity: beacon.identity, properties: values, announced: now, isVenue: venues)

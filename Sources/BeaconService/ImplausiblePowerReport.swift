@@ -4,7 +4,7 @@ import BeaconCore
 /// (`EngineEvent.implausibleMeasuredPower`): each beacon once a run (up to
 /// `remembered` of them), at most `namedPerMinute` strangers named a minute
 /// and the rest counted in one line a minute after the first of them; a
-/// configured venue's beacon is always named, as the bus puts venues first. Anyone in radio range can send such
+/// venue beacon (`BeaconEngine.isVenueBeacon`) is always named, as the bus puts them first. Anyone in radio range can send such
 /// frames under a new identity 50 times a second: without this, 50 journal
 /// lines a second.
 struct ImplausiblePowerReport {

@@ -30,10 +30,15 @@ extension Beacond {
         /// The caller's id for the region.
         public var id: String
         public var kind: Kind
+        /// Its Region1 object path: a region of beacons.yaml's under
+        /// `/org/beacond/region`, a client's under `/org/beacond/client`, so
+        /// that one id in both is told apart.
+        public var region: String
 
-        public init(id: String, kind: Kind) {
+        public init(id: String, kind: Kind, region: String) {
             self.id = id
             self.kind = kind
+            self.region = region
         }
     }
 

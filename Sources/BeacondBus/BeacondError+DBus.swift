@@ -10,7 +10,8 @@ extension BeacondError {
     /// What the bus answers instead when it tried to start beacond for the
     /// call (D-Bus activation: the package installs org.beacond.service) and
     /// could not: systemd's unit disabled (its dbus-org.beacond.service alias
-    /// is gone), masked, or failing; without systemd, the program failing.
+    /// is gone) or masked; without systemd, the program failing. (A unit that
+    /// starts and then fails sends the bus no answer: the call times out.)
     static func isActivationFailure(_ name: String) -> Bool {
         name.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
             || ["org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.UnitMasked"].contains(name)

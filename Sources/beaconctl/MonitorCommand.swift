@@ -23,7 +23,11 @@ struct MonitorCommand: AsyncParsableCommand {
             // The JSON keys are the signals' argument names, as declared.
             case .region(let event):
                 let signal = event.kind == .entered ? Beacond.Manager1.regionEntered : Beacond.Manager1.regionExited
-                Self.say(json, signal, [signal.arguments[0].name: event.id], "\(event.kind == .entered ? "entered" : "exited") \(event.id)")
+                // A client's region may share an id with one of beacons.yaml's: its path tells them apart.
+                let whose = event.region.hasPrefix(Beacond.Region1.clientPath + "/") ? " (a client's: \(event.region))" : ""
+                Self.say(
+                    json, signal, [signal.arguments[0].name: event.id, signal.arguments[1].name: event.region],
+                    "\(event.kind == .entered ? "entered" : "exited") \(event.id)\(whose)")
             case .nearestVenue(let update):
                 let signal = Beacond.Manager1.nearestVenueChanged
                 Self.say(

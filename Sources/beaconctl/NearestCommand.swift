@@ -16,7 +16,7 @@ struct NearestCommand: AsyncParsableCommand {
 
     /// A bad `--wait` is a usage error (64) before the bus is looked for.
     func validate() throws {
-        if let wait, Self.milliseconds(wait) == nil { throw ValidationError("--wait takes a duration like 500ms, 10s or 2m") }
+        if let wait, Self.milliseconds(wait) == nil { throw ValidationError("--wait takes a duration like 500ms, 10s or 2m, at most 5m") }
     }
 
     func run() async throws {
@@ -107,6 +107,8 @@ struct PreferCommand: AsyncParsableCommand {
         guard (venue != nil) != nearest else {
             throw ValidationError(nearest ? "give a venue id or --nearest, not both" : "give a venue id or --nearest")
         }
+        // An empty id would clear the preference, as --nearest does, while saying it set one.
+        if venue?.isEmpty == true { throw ValidationError("the venue id is empty: give one from beacons.yaml, or --nearest") }
     }
 
     func run() async throws {

@@ -394,10 +394,11 @@ import Testing
     }
 
     /// A tag is refused at its line, whatever it tags: `!secret` read as the
-    /// text after it made Home Assistant users' MQTT login fail with the
-    /// broker's "not authorised", far from the cause (until 2026-11-27).
+    /// text after it (the username `mqtt_user`) made Home Assistant users'
+    /// MQTT login fail with the broker's "not authorised", far from the cause
+    /// (until 2026-11-27).
     @Test(arguments: [
-        ("  password: !secret mqtt_password", "!secret", "Home Assistant"),
+        ("  username: !secret mqtt_user", "!secret", "Home Assistant"),
         ("  username: !!str kiosk", "!!str", "untagged"),
         ("  tls: !custom {}", "!custom", "untagged"),
     ])

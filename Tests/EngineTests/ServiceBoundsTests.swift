@@ -170,10 +170,12 @@ private typealias S = EngineTestSupport
         #expect(bounds.refusalToChange(kiosk, now: S.t0 + .seconds(1)) == nil)
     }
 
-    static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil) -> RangedBeacon {
+    /// A ranged beacon; of `venue`, one of its venue beacons unless `minted` (one more identity under an open venue).
+    static func ranged(_ identity: BeaconIdentity, distance: Double, venue: String? = nil, minted: Bool = false) -> RangedBeacon {
         RangedBeacon(
             identity: identity, rssi: -60, filteredRSSI: -60, measuredPower: -59, advertisedPower: -59, distance: distance, accuracy: 0.1,
-            proximity: .near, isStationary: false, lastSeen: S.t0, address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: venue)
+            proximity: .near, isStationary: false, lastSeen: S.t0, address: BluetoothAddress(0xC0, 0, 0, 0, 0, 1), venueID: venue,
+            isVenueBeacon: venue != nil && !minted)
     }
 
     static func properties(_ beacon: RangedBeacon) -> [(String, DBusValue)] {
@@ -214,6 +216,18 @@ private typealias S = EngineTestSupport
         moved.distance = 20
         changes = ledger.reconcile([moved, strangers[4]], now: S.t0 + .milliseconds(3_500), properties: Self.properties)
         #expect(changes.isEmpty)
+    }
+
+    /// Identities minted under an open venue (`{uuid, major}`) past its venue
+    /// beacons mark that venue but are strangers to the bus: another venue's
+    /// beacon goes before them, nearer or not (until 2026-11-27 every beacon
+    /// marking a venue did, so a loud flood of them took the budget).
+    @Test func identitiesMintedUnderAnOpenVenueDoNotGoBeforeVenueBeacons() {
+        var ledger = BeaconObjectLedger(coalescing: .seconds(1), budget: 3, period: .milliseconds(200))
+        let minted = (0..<5).map { Self.ranged(S.identity(7, UInt16($0)), distance: 1, venue: "bar", minted: true) }
+        let counter = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
+        let changes = ledger.reconcile(minted + [counter], now: S.t0, properties: Self.properties)
+        #expect(changes.added.first?.identity == counter.identity, "\(changes.added.map(\.identity))")
     }
 
     /// Region events and answers publish between the engine's ticks: however

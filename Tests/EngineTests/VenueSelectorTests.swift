@@ -266,6 +266,36 @@ import Testing
         #expect(limited.nearestVenue?.runnerUpID == nil)
     }
 
+    /// Through the engine: the answer's venue, its beacon now past the limit
+    /// but within the reach, reaches the selector and keeps the answer; past
+    /// the reach it is gone. The limit is set between the distances the
+    /// engine itself makes of the two levels (a probe engine, same input).
+    @Test func theEngineKeepsTheAnswersVenuePastItsLimitWithinItsReach() throws {
+        let counter1 = S.identity(1, 1)
+        func phases(_ engine: inout BeaconEngine) -> [Double?] {
+            [-66, -68, -75].enumerated().map { phase, rssi in
+                D.play(
+                    &engine, [TestBeacon(identity: counter1, interval: .milliseconds(100), rssi: Int8(rssi))],
+                    from: Self.at(Int64(phase) * 15_000), until: Self.at(Int64(phase + 1) * 15_000))
+                return engine.rangedBeacon(counter1)?.distance
+            }
+        }
+        var probe = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let distances = phases(&probe).compactMap { $0 }
+        try #require(distances.count == 3)
+        let limit = (distances[0] + distances[1]) / 2
+        try #require(distances[1] < limit * 1.2 && distances[2] > limit * 1.2, "\(distances), limit \(limit)")
+        var engine = BeaconEngine(configuration: S.configuration { $0.venues[0].maxDistance = limit }, now: S.t0)
+        var answers: [String?] = []
+        for phase in 0..<3 {
+            D.play(
+                &engine, [TestBeacon(identity: counter1, interval: .milliseconds(100), rssi: [-66, -68, -75][phase])],
+                from: Self.at(Int64(phase) * 15_000), until: Self.at(Int64(phase + 1) * 15_000))
+            answers.append(engine.nearestVenue?.venueID)
+        }
+        #expect(answers == ["counter-1", "counter-1", nil], "\(answers), distances \(distances), limit \(limit)")
+    }
+
     @Test func theRangingMaxDistanceIsEveryVenuesDefault() {
         var engine = BeaconEngine(configuration: S.configuration { $0.ranging.maxDistance = 3 }, now: S.t0)
         D.play(

@@ -789,6 +789,11 @@ import Testing
         // A bad --wait is a usage error, whether or not beacond is there.
         let badWait = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "soon"])
         #expect(badWait.status == 64 && badWait.stderr.contains("--wait takes a duration"), "\(badWait.status) \(badWait.stderr)")
+        let tooLong = try await TestSupport.run(beaconctl, ["nearest", "--bus", service.bus.address, "--wait", "10m"])
+        #expect(tooLong.status == 64 && tooLong.stderr.contains("at most 5m"), "\(tooLong.status) \(tooLong.stderr)")
+        // An empty venue id is no way to clear the preference (it said "preferred venue: " and cleared it).
+        let empty = try await TestSupport.run(beaconctl, ["prefer", "--bus", service.bus.address, ""])
+        #expect(empty.status == 64 && empty.stderr.contains("the venue id is empty"), "\(empty.status) \(empty.stderr)")
     }
 
     /// A beacon whose frame's measured power is no 1 m calibration (0, as

@@ -8,6 +8,9 @@ public struct Configuration: Hashable, Sendable {
     /// `nil`: no `mqtt:` section, nothing is published.
     public var mqtt: MQTTSettings?
 
+    /// How far `venue` may be and become the nearest: its own `max_distance`, or the ranging section's.
+    public func maxDistance(of venue: VenueDefinition) -> Double? { venue.maxDistance ?? ranging.maxDistance }
+
     /// The most regions a file may list: every sighting is matched against
     /// each, and a site has a few.
     public static let mostRegions = 1_000

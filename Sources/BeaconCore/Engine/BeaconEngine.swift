@@ -37,7 +37,8 @@ public struct BeaconEngine: Sendable {
     private var closest: [Int?] = []
     private var candidates: [VenueSelector.Candidate] = []
     /// Tracked beacons by when they were last heard, in the order they are
-    /// evicted: strangers (marking no configured venue) not ranged, then
+    /// evicted: strangers (marking no configured venue, or past their open
+    /// venue's `venueBeaconsPerVenue`) not ranged, then
     /// ranged strangers (so a flood cannot churn the exported objects), then
     /// venue beacons, which only another venue beacon can push out.
     private var strangers = RecencyList<BeaconIdentity>()
@@ -76,14 +77,13 @@ public struct BeaconEngine: Sendable {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
             let venue = venueIndex(for: identity)
-            let isVenueBeacon = venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+            let isVenueBeacon = hasPlace(for: venue)
             guard makeRoom(forVenueBeacon: isVenueBeacon, into: &events) else { return }
             var track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
                 defaultPower: configuration.ranging.defaultMeasuredPower)
-            // Asked again: making room may have given the venue's place to another of its beacons.
-            if isVenueBeacon, let venue, venueBeaconCounts[venue] < limits.venueBeaconsPerVenue {
+            if isVenueBeacon, let venue {
                 track.isVenueBeacon = true
                 venueBeaconCounts[venue] += 1
             }
@@ -284,6 +284,11 @@ public struct BeaconEngine: Sendable {
 
     // MARK: Internals
 
+    /// Whether a beacon of `venue` is one of its venue beacons, tracked now.
+    private func hasPlace(for venue: Int?) -> Bool {
+        venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+    }
+
     private func venueIndex(for identity: BeaconIdentity) -> Int? {
         configuration.venues.firstIndex { $0.constraint.matches(identity) }
     }
@@ -293,13 +298,13 @@ public struct BeaconEngine: Sendable {
     /// the eviction lists rebuilt in order of last sighting.
     private mutating func reindexTracks() {
         venueBeaconCounts = Array(repeating: 0, count: configuration.venues.count)
-        for index in tracks.indices.sorted(by: { tracks[$0].firstSeen < tracks[$1].firstSeen }) {
+        for index in tracks.indices.sorted(by: { tracks[$0].precedes(tracks[$1]) }) {
             let venue = venueIndex(for: tracks[index].identity)
             tracks[index].regionIndices = monitor.indices(matching: tracks[index].identity)
             tracks[index].calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
             tracks[index].defaultPower = configuration.ranging.defaultMeasuredPower
             tracks[index].venueIndex = venue
-            tracks[index].isVenueBeacon = venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+            tracks[index].isVenueBeacon = hasPlace(for: venue)
             if tracks[index].isVenueBeacon, let venue { venueBeaconCounts[venue] += 1 }
         }
         regionsChanged = true
@@ -361,7 +366,7 @@ public struct BeaconEngine: Sendable {
             venueBeaconCounts[freed] -= 1
             var heir: Int?
             for candidate in tracks.indices where tracks[candidate].venueIndex == freed && !tracks[candidate].isVenueBeacon {
-                if let found = heir, tracks[found].firstSeen <= tracks[candidate].firstSeen { continue }
+                if let found = heir, tracks[found].precedes(tracks[candidate]) { continue }
                 heir = candidate
             }
             if let heir {
@@ -411,11 +416,6 @@ public struct BeaconEngine: Sendable {
         }
     }
 
-    /// The venue's own `max_distance`, or the ranging section's.
-    private func maxDistance(of venueIndex: Int) -> Double? {
-        configuration.venues[venueIndex].maxDistance ?? configuration.ranging.maxDistance
-    }
-
     private mutating func decideNearestVenue(now: Timestamp, into events: inout [EngineEvent]) {
         closest.removeAll(keepingCapacity: true)
         closest.append(contentsOf: repeatElement(nil, count: configuration.venues.count))
@@ -424,7 +424,7 @@ public struct BeaconEngine: Sendable {
         tracks.withUnsafeBufferPointer { tracks in
             for index in tracks.indices where tracks[index].isRanged && tracks[index].proximity != .unknown {
                 guard let venueIndex = tracks[index].venueIndex, let distance = tracks[index].distance?.median else { continue }
-                if let limit = maxDistance(of: venueIndex), distance > selector.reach(of: limit) { continue }
+                if !selector.reaches(distance, limit: configuration.maxDistance(of: configuration.venues[venueIndex])) { continue }
                 if let existing = closest[venueIndex],
                     (tracks[existing].distance!.median, tracks[existing].identity) <= (distance, tracks[index].identity)
                 {
@@ -439,7 +439,7 @@ public struct BeaconEngine: Sendable {
                 VenueSelector.Candidate(
                     venueIndex: venueIndex,
                     beacon: Ranger.beacon(tracks[index], venueID: configuration.venues[venueIndex].id, solvingAccuracy: false),
-                    limit: maxDistance(of: venueIndex),
+                    limit: configuration.maxDistance(of: configuration.venues[venueIndex]),
                     unsolved: tracks[index].distance))
         }
         let preferred = preferredVenueID.flatMap { id in configuration.venues.firstIndex { $0.id == id } }

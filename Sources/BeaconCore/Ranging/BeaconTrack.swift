@@ -58,6 +58,10 @@ struct BeaconTrack: Sendable {
         self.defaultPower = defaultPower
     }
 
+    /// Tracked longer than `other` (first seen earlier; on a tie, the lower
+    /// identity): the order in which a venue's beacons take its places.
+    func precedes(_ other: BeaconTrack) -> Bool { (firstSeen, identity) < (other.firstSeen, other.identity) }
+
     /// The P1m this beacon is ranged with (`IBeaconFrame.rangingPower`).
     var measuredPower: Int8 {
         IBeaconFrame.rangingPower(advertised: frameMeasuredPower, calibrated: calibratedPower, fallback: defaultPower)

@@ -28,6 +28,10 @@ public struct RangedBeacon: Sendable, Equatable {
     public var address: BluetoothAddress
     /// The venue this beacon marks, if any.
     public var venueID: String?
+    /// One of that venue's venue beacons (`EngineLimits.venueBeaconsPerVenue`,
+    /// the longest tracked), not one more identity minted under an open
+    /// venue: the bus announces it before strangers.
+    public var isVenueBeacon = false
 
     /// Nearest first, unknown last (then by identity, so the order is stable).
     public static func rangingOrder(_ a: RangedBeacon, _ b: RangedBeacon) -> Bool {

@@ -86,6 +86,6 @@ public struct Ranger: Hashable, Sendable {
             measuredPower: track.measuredPower, advertisedPower: track.frameMeasuredPower, distance: track.distance?.median ?? -1,
             accuracy: track.distance.map { solvingAccuracy ? $0.accuracy : .nan } ?? -1,
             proximity: track.proximity, isStationary: track.wasFresh && track.filter.isStationary, listener: track.filter.listener,
-            lastSeen: track.lastSeen, address: track.address, venueID: venueID)
+            lastSeen: track.lastSeen, address: track.address, venueID: venueID, isVenueBeacon: track.isVenueBeacon)
     }
 }

@@ -21,20 +21,24 @@ public struct RegionMonitor: Sendable {
         var lastQualifying: Timestamp?
         /// Since when the region has been watched without evidence (for determining outside).
         var watchedSince: Timestamp
-        /// A matching beacon heard since the region was added (restored) or
-        /// the radio came back, and whether an advertising interval has been
-        /// learnt since: heard but not learnt, its beacons may be slow.
-        var heard = false
-        var intervalLearnt = false
         var enterRSSI: Double?
         var exitRSSI: Double?
         var exitAfter: Duration
+        /// Restored inside, or inside when the radio came back, with no
+        /// advertising interval learnt since; `heard`: a matching beacon has
+        /// been heard since. Heard but not learnt, its beacons may be slow.
+        var awaitingInterval = false
+        var heard = false
     }
 
     /// The longest advertising interval Bluetooth allows: a region heard once,
     /// its beacon's interval not yet known, waits three of these before it is
     /// determined outside.
     public static let longestAdvertisingInterval: Duration = .milliseconds(10_240)
+    /// The exit (or determining-outside) timeout for a region heard but
+    /// whose beacons' interval is not known: as slow as Bluetooth allows.
+    static func patience(_ timeout: Duration) -> Duration { max(timeout, longestAdvertisingInterval.tripled) }
+
     /// Half again the longest interval: a longer silence is a spell out of
     /// range, or may hide a move, not a beacon's interval.
     public static let longestGap = longestAdvertisingInterval * 1.5
@@ -79,8 +83,8 @@ public struct RegionMonitor: Sendable {
             if regions[index].state == .inside { regions[index].lastSeen = max(regions[index].lastSeen ?? now, now) }
             regions[index].watchedSince = max(regions[index].watchedSince, now)
             regions[index].lastQualifying = regions[index].lastQualifying.map { max($0, now) }
+            regions[index].awaitingInterval = regions[index].state == .inside
             regions[index].heard = false
-            regions[index].intervalLearnt = false
         }
     }
 
@@ -107,7 +111,7 @@ public struct RegionMonitor: Sendable {
                 lastSeen: state == .inside ? now : nil, pendingSighting: nil, lastQualifying: nil, watchedSince: now,
                 enterRSSI: definition.enterRSSI ?? settings.enterRSSI,
                 exitRSSI: definition.exitRSSI ?? settings.exitRSSI,
-                exitAfter: definition.exitAfter ?? settings.exitAfter))
+                exitAfter: definition.exitAfter ?? settings.exitAfter, awaitingInterval: state == .inside))
     }
 
     /// Keeps what `old` knew of the regions both monitor unchanged (same id
@@ -125,8 +129,8 @@ public struct RegionMonitor: Sendable {
             regions[index].lastQualifying = previous.lastQualifying
             regions[index].pendingSighting = previous.pendingSighting
             regions[index].watchedSince = previous.watchedSince
+            regions[index].awaitingInterval = previous.awaitingInterval
             regions[index].heard = previous.heard
-            regions[index].intervalLearnt = previous.intervalLearnt
         }
     }
 
@@ -184,7 +188,7 @@ public struct RegionMonitor: Sendable {
         for index in regions.indices {
             var region = regions[index]
             let slowest = slowestInterval(index)
-            if slowest != nil { region.intervalLearnt = true }
+            if slowest != nil { region.awaitingInterval = false }
             let timeout = max(region.exitAfter, (slowest ?? .zero).tripled)
             switch region.state {
             case .inside:
@@ -192,8 +196,7 @@ public struct RegionMonitor: Sendable {
                 // no known interval yet: it may advertise as slowly as
                 // Bluetooth allows, so wait as an unknown region heard once
                 // does. Not heard at all, the region exits after `exit_after`.
-                let patience = region.heard && !region.intervalLearnt
-                    ? max(timeout, Self.longestAdvertisingInterval.tripled) : timeout
+                let patience = region.awaitingInterval && region.heard ? Self.patience(timeout) : timeout
                 if !isSuspended, let lastSeen = region.lastSeen, now - lastSeen >= patience {
                     region.state = .outside
                     transitions.append(
@@ -209,8 +212,7 @@ public struct RegionMonitor: Sendable {
                             reason: "filtered RSSI \(Int(strongest.rounded())) dBm below \(Int(exitRSSI)) dBm"))
                 }
             case .unknown:
-                let patience = region.lastQualifying != nil && slowestInterval(index) == nil
-                    ? max(timeout, Self.longestAdvertisingInterval.tripled) : timeout
+                let patience = region.lastQualifying != nil && slowest == nil ? Self.patience(timeout) : timeout
                 if !isSuspended, now - (region.lastQualifying ?? region.watchedSince) >= patience {
                     region.state = .outside
                     transitions.append(

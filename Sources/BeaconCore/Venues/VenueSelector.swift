@@ -70,6 +70,9 @@ public struct VenueSelector: Sendable {
     /// `max_distance` of `limit`: as much farther as a challenger must be nearer.
     public func reach(of limit: Double) -> Double { limit * (1 + margin) }
 
+    /// Whether a venue's beacon at `distance` may keep the answer (no `limit`: any distance).
+    func reaches(_ distance: Double, limit: Double?) -> Bool { limit.map { distance <= reach(of: $0) } ?? true }
+
     /// Re-decides from this moment's candidates (at most one per venue, its
     /// closest ranged beacon). Returns true when the answer changed: its
     /// venue, its source, its name (a reload renamed it), or whether the listener is stationary (so that
@@ -90,7 +93,7 @@ public struct VenueSelector: Sendable {
             }
             return found
         }
-        let incumbent = currentIndex.flatMap { index in first { $0.venueIndex == index && $0.beacon.distance <= reach(of: $0.limit ?? .infinity) } }
+        let incumbent = currentIndex.flatMap { index in first { $0.venueIndex == index && reaches($0.beacon.distance, limit: $0.limit) } }
         if let best = first(where: \.isWithinLimit) ?? incumbent {
             var winner = incumbent ?? best
             if let incumbent, best.venueIndex != incumbent.venueIndex,
