@@ -79,25 +79,29 @@ struct CalibrateCommand: AsyncParsableCommand {
             throw BeacondError.unknownVenue(
                 "no venue '\(venue)' in beacons.yaml; the venues are " + (venues.isEmpty ? "none" : venues.listed(atMost: 10)))
         }
-        var samples: [Int] = []
-        var lastSeen: UInt64 = 0
+        // Per beacon: a venue that leaves the minor open matches several, and
+        // each advertisement once (a new LastSeen), however often it is polled.
+        var samples: [String: (lastSeen: UInt64, rssi: [Int])] = [:]
         let end = ContinuousClock.now + .seconds(seconds)
         FileHandle.standardError.write(Data("sampling \(venue) for \(seconds) s; keep the listener 1 m from its beacon …\n".utf8))
         while ContinuousClock.now < end {
-            for beacon in try await client.rangedBeacons() where beacon.venue == venue && beacon.lastSeen != lastSeen {
-                guard let rssi = beacon.rssi else { continue }
-                lastSeen = beacon.lastSeen
-                samples.append(Int(rssi))
+            for beacon in try await client.rangedBeacons() where beacon.venue == venue {
+                let identity = "\(beacon.identity)"
+                guard let rssi = beacon.rssi, samples[identity]?.lastSeen != beacon.lastSeen else { continue }
+                samples[identity, default: (0, [])].lastSeen = beacon.lastSeen
+                samples[identity, default: (0, [])].rssi.append(Int(rssi))
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        guard !samples.isEmpty else {
+        // The listener is 1 m from one of them: the loudest.
+        let medians = samples.map { (identity: $0.key, count: $0.value.rssi.count, median: $0.value.rssi.sorted()[$0.value.rssi.count / 2]) }
+        guard let sampled = medians.max(by: { ($0.median, $1.identity) < ($1.median, $0.identity) }) else {
             let message = "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range, and is its beacon in the venue's region?"
             throw Output.noAnswer("NoSamples", message, text: message, json: options.json)
         }
-        let median = samples.sorted()[samples.count / 2]
+        let which = medians.count > 1 ? " of \(sampled.identity), the loudest of the venue's \(medians.count) beacons heard" : ""
         options.answer(
-            json: ["venue": venue, "samples": samples.count, "measured_power": median],
-            text: "\(samples.count) samples; add to venue \(venue) in beacons.yaml:\n    measured_power: \(median)")
+            json: ["venue": venue, "beacon": sampled.identity, "samples": sampled.count, "measured_power": sampled.median],
+            text: "\(sampled.count) samples\(which); add to venue \(venue) in beacons.yaml:\n    measured_power: \(sampled.median)")
     }
 }

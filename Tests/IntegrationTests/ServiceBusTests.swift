@@ -832,6 +832,7 @@ import Testing
         #expect(calibrated.status == 0, "\(calibrated.stderr)")
         let line = try JSONSerialization.jsonObject(with: Data(calibrated.stdout.utf8)) as? [String: Any]
         #expect(line?["venue"] as? String == "counter-1")
+        #expect(line?["beacon"] as? String == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0/1/1", "\(calibrated.stdout)")
         #expect((line?["samples"] as? Int ?? 0) > 0)
         #expect((line?["measured_power"] as? Int).map { (-100 ... -20).contains($0) } == true, "\(calibrated.stdout)")
 
