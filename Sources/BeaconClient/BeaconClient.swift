@@ -153,7 +153,11 @@ public final class BeaconClient: Sendable {
             // left while the call waited (stopped, or crashed); only the bus
             // knows which.
             if error.name == StandardInterfaces.noReply {
-                guard await beacondIsOnTheBus() else { throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus)) }
+                switch await beacondIsOnTheBus() {
+                case false?: throw .serviceNotRunning(BeacondError.notRunning(on: connection.bus))
+                case nil: throw BeacondError(error, bus: connection.bus)  // the bus cannot say either
+                case true?: break
+                }
                 // libdbus's own text lists causes a reader cannot tell apart.
                 throw .bus(
                     name: error.name,
@@ -164,11 +168,11 @@ public final class BeaconClient: Sendable {
         }
     }
 
-    /// Whether org.beacond has an owner now; true when the bus cannot say.
-    private func beacondIsOnTheBus() async -> Bool {
+    /// Whether org.beacond has an owner now; `nil` when the bus cannot say.
+    private func beacondIsOnTheBus() async -> Bool? {
         let reply = try? await connection.call(
             destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver, member: StandardInterfaces.nameHasOwner,
             arguments: [.string(Beacond.busName)])
-        return reply?.first?.bool ?? true
+        return reply?.first?.bool
     }
 }

@@ -56,6 +56,9 @@ struct BeaconObjectLedger {
         defer { budget.spend(available - remaining) }
         departed = departed.filter { now - $0.value < coalescing }
         let live = Set(ranged.map(\.identity))
+        // A beacon can become a venue beacon (its venue's place freed, a
+        // reload) with no change worth a signal: its place in the order follows.
+        for beacon in ranged { exported[beacon.identity]?.isVenue = beacon.isVenueBeacon }
         func add(_ entry: Entry) {
             exported[entry.identity] = entry
             changes.added.append(entry)

@@ -148,10 +148,10 @@ public final class BeaconService: Service, Sendable {
         let mqtt = configuration.mqtt.map { MQTTPublisher(settings: $0, version: settings.version, logger: logger) }
         mqtt?.start()
         defer { mqtt?.stop() }
-        /// `serviceTime`: the service clock `time` was read from, so that times taken back through it hold still.
-        func snapshot(_ engine: BeaconEngine, at time: Timestamp, serviceTime: Timestamp = ServiceClock.now()) -> ServiceSnapshot {
+        /// `shown`: `SourceTime.shown`, once a source time is known.
+        func snapshot(_ engine: BeaconEngine, at time: Timestamp, shown: Duration? = nil) -> ServiceSnapshot {
             ServiceSnapshot(
-                time: time, serviceTime: serviceTime, engine: engine, available: available, availabilityReason: availability,
+                time: time, serviceTime: ServiceClock.now(), shownOffset: shown, engine: engine, available: available, availabilityReason: availability,
                 source: opened ?? source, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
         }
         var bus: BusService?
@@ -289,7 +289,7 @@ public final class BeaconService: Service, Sendable {
             if let line = powerReport.summary(now: serviceNow) { logger.info("\(line)") }
             events.removeAll(keepingCapacity: true)
             if ticked || answered || !signals.isEmpty || !announcements.isEmpty {
-                let published = snapshot(engine, at: now, serviceTime: serviceNow)
+                let published = snapshot(engine, at: now, shown: sourceTime.shown)
                 bus?.publish(published, events: signals)
                 mqtt?.update(MQTTNodeState(published))
                 signals.removeAll(keepingCapacity: true)

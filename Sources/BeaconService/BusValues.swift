@@ -17,11 +17,11 @@ extension Beacond.Venue {
 }
 
 extension Beacond.Beacon {
-    /// `LastSeen` is on the wall clock: the beacon's age on the engine's
-    /// clock (a replay's at @max, which runs ahead of the service's), taken
-    /// back from the snapshot's service time.
+    /// `LastSeen` is on the wall clock: the engine's time of the sighting (a
+    /// replay's at @max runs ahead of the service's) taken to the service
+    /// clock through the snapshot's shown offset.
     init(_ beacon: RangedBeacon, in snapshot: ServiceSnapshot) {
-        let seen = snapshot.serviceTime - (snapshot.time - beacon.lastSeen)
+        let seen = beacon.lastSeen + snapshot.shownOffset
         self.init(
             identity: beacon.identity, rssi: beacon.rssi.map(Int16.init), filteredRSSI: beacon.filteredRSSI,
             measuredPower: Int16(beacon.measuredPower), advertisedPower: Int16(beacon.advertisedPower),

@@ -8,6 +8,9 @@ public struct ServiceSnapshot: Sendable {
     /// The service clock when it was taken: what bus deadlines and rate limits
     /// count in, since callers and the bus live in real time whatever a replay does.
     public var serviceTime: Timestamp
+    /// Service time less the engine's, for the wall times the API shows
+    /// (`SourceTime.shown`: held through live advertisements' waits).
+    public var shownOffset: Duration
     public var configuration: Configuration
     public var regions: [RegionDefinition]
     public var regionsByKey: [String: RegionDefinition]
@@ -28,11 +31,13 @@ public struct ServiceSnapshot: Sendable {
     public var mqtt: String
 
     public init(
-        time: Timestamp, serviceTime: Timestamp? = nil, engine: BeaconEngine, available: Bool, availabilityReason: String,
+        time: Timestamp, serviceTime: Timestamp? = nil, shownOffset: Duration? = nil, engine: BeaconEngine, available: Bool,
+        availabilityReason: String,
         source: SourceSpec, droppedAdvertisements: UInt64 = 0, mqtt: String = "off"
     ) {
         self.time = time
         self.serviceTime = serviceTime ?? time
+        self.shownOffset = shownOffset ?? (self.serviceTime - time)
         configuration = engine.configuration
         regions = engine.monitor.definitions
         regionsByKey = Dictionary(regions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })

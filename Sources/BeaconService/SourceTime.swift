@@ -12,24 +12,25 @@ import BeaconCore
 /// regions exit and enter again while its packets were still coming. (Bus
 /// deadlines and rate limits count in the service clock: `ServiceSnapshot.serviceTime`.)
 ///
-/// The anchor moves only when the source's clock moved against the service's:
-/// ahead (a replay at `@max` catching up, or an advertisement taken in
-/// sooner than the anchor's), or behind by more than `tolerance`. The few
-/// milliseconds each live advertisement waits to be taken in are no move: a
-/// beacon's `LastSeen`, taken back to the wall clock through the anchor,
-/// stayed put only until anyone's next advertisement (until 2026-11-27).
+/// What a source time is on the service clock, for the wall times the API
+/// shows (`LastSeen`), is `shown`: the anchor's offset, held through the few
+/// milliseconds each live advertisement waits to be taken in, so a beacon no
+/// longer heard keeps its `LastSeen` (until 2026-11-27 it moved at anyone's
+/// next advertisement). It follows the source's clock ahead at once, behind
+/// once past `tolerance`. The engine's now never holds: a replay at `@max`
+/// that falls behind must not see its timeouts run ahead of it.
 struct SourceTime {
     /// Far above an advertisement's wait to be taken in, far below any timeout.
     static let tolerance: Duration = .milliseconds(50)
     private var anchor: (source: Timestamp, service: Timestamp)?
+    /// Service time less source time, as shown.
+    private(set) var shown: Duration = .zero
 
     /// After advertisements were taken in: `lastHeard` is the latest one's source time.
     mutating func taken(lastHeard: Timestamp?, at service: Timestamp) {
         guard let lastHeard, anchor?.source != lastHeard else { return }
-        if let anchor {
-            let (offset, held) = (service - lastHeard, anchor.service - anchor.source)
-            guard offset < held || offset > held + Self.tolerance else { return }
-        }
+        let offset = service - lastHeard
+        if anchor == nil || offset < shown || offset > shown + Self.tolerance { shown = offset }
         anchor = (lastHeard, service)
     }
 

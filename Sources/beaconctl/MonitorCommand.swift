@@ -93,9 +93,11 @@ struct CalibrateCommand: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        // The listener is 1 m from one of them: the loudest.
+        // The listener is 1 m from one of them: the loudest of those heard
+        // about as often as the most heard (not a passer-by heard once, loud).
         let medians = samples.map { (identity: $0.key, count: $0.value.rssi.count, median: $0.value.rssi.sorted()[$0.value.rssi.count / 2]) }
-        guard let sampled = medians.max(by: { ($0.median, $1.identity) < ($1.median, $0.identity) }) else {
+        let most = medians.map(\.count).max() ?? 0
+        guard let sampled = medians.filter({ $0.count * 2 >= most }).max(by: { ($0.median, $1.identity) < ($1.median, $0.identity) }) else {
             let message = "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range, and is its beacon in the venue's region?"
             throw Output.noAnswer("NoSamples", message, text: message, json: options.json)
         }

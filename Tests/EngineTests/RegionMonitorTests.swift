@@ -160,6 +160,20 @@ import Testing
         #expect(S.transitions(events).map(\.kind) == [.entered, .exited], "\(S.transitions(events))")
     }
 
+    /// Restored inside and left (nothing heard), then entered again by two
+    /// beacons once each: a normal entry, so a normal exit after `exit_after`
+    /// (the restore's patience ended with the region's stay).
+    @Test func aRestoredRegionThatLeftAndCameBackExitsAfterExitAfter() {
+        var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
+        var events: [EngineEvent] = []
+        for tick in stride(from: 200, through: 12_000, by: 200) { engine.tick(now: S.t0 + .milliseconds(Int64(tick)), into: &events) }
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+        engine.ingest(S.sighting(S.identity(1, 1), rssi: -60, at: S.t0 + .seconds(20)), into: &events)
+        engine.ingest(S.sighting(S.identity(1, 2), rssi: -60, at: S.t0 + .seconds(21)), into: &events)
+        for tick in stride(from: 21_200, through: 32_000, by: 200) { engine.tick(now: S.t0 + .milliseconds(Int64(tick)), into: &events) }
+        #expect(S.transitions(events).map(\.kind) == [.exited, .entered, .exited], "\(S.transitions(events))")
+    }
+
     /// One beacon heard at `heardAt` seconds, the engine ticking every 200 ms from `from` until `until`.
     static func slowBeacon(_ engine: inout BeaconEngine, heardAt: [Double], from: Double = 0, until: Double) -> [EngineEvent] {
         var events: [EngineEvent] = []

@@ -228,6 +228,16 @@ private typealias S = EngineTestSupport
         let counter = Self.ranged(S.identity(1, 1), distance: 9, venue: "counter-1")
         let changes = ledger.reconcile(minted + [counter], now: S.t0, properties: Self.properties)
         #expect(changes.added.first?.identity == counter.identity, "\(changes.added.map(\.identity))")
+        // One of them promoted to a venue beacon (a place freed) with nothing else changed,
+        // then gone with the rest: its removal goes before the other strangers'.
+        var promoted = minted[0]  // exported above as a stranger
+        promoted.isVenueBeacon = true
+        let quiet = ledger.reconcile([promoted] + minted.dropFirst() + [counter], now: S.t0 + .milliseconds(200), properties: Self.properties)
+        #expect(quiet.changed.isEmpty)
+        #expect(ledger.exported[promoted.identity]?.isVenue == true)
+        _ = ledger.reconcile([promoted] + minted.dropFirst() + [counter], now: S.t0 + .milliseconds(400), properties: Self.properties)
+        let removed = ledger.reconcile([counter], now: S.t0 + .seconds(2), properties: Self.properties).removed
+        #expect(removed.first == promoted.identity, "\(removed)")
     }
 
     /// Region events and answers publish between the engine's ticks: however

@@ -188,7 +188,8 @@ public struct RegionMonitor: Sendable {
         for index in regions.indices {
             var region = regions[index]
             let slowest = slowestInterval(index)
-            if slowest != nil { region.awaitingInterval = false }
+            // Only while inside: a region that left waits for nothing more.
+            if slowest != nil || region.state != .inside { region.awaitingInterval = false }
             let timeout = max(region.exitAfter, (slowest ?? .zero).tripled)
             switch region.state {
             case .inside:

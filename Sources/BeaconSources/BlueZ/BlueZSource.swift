@@ -246,32 +246,51 @@ struct BlueZSession {
     private mutating func startDiscovery(rearm: Bool = false, _ deliver: (SourceEvent) -> Void) async {
         guard let adapterPath else { return }
         retryDiscovery = nil
-        let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
         let again = "asking again every \(Self.discoveryRetryInterval.configurationText)"
         do throws(DBusError) {
-            _ = try await connection.call(
-                destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter",
-                arguments: [filter])
-            do throws(DBusError) {
-                _ = try await connection.call(
-                    destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
-            } catch where error.name == "org.bluez.Error.InProgress" {
-                // Already discovering for us — or BlueZ's answer when the kernel
-                // refused to start discovery (discovery_complete: btd_error_busy),
-                // which the adapter's Discovering tells apart.
-                let discovering = try await connection.call(
-                    destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Get",
-                    arguments: [.string(BlueZ.adapter), .string("Discovering")])
-                guard discovering.first?.unwrapped.bool == true else {
-                    retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
-                    report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress but is not discovering (the kernel did not start it); \(again)", deliver)
-                    return
-                }
+            var discovering = try await askToDiscover(adapterPath)
+            // Right after our own StopDiscovery (a re-arm), BlueZ 5.66 on Linux
+            // refuses for a moment: the kernel answers Busy until its Stop
+            // Discovery has set the state. Asked again shortly, not said.
+            var quick = rearm ? Self.rearmQuickTries : 0
+            while !discovering, quick > 0 {
+                quick -= 1
+                try? await Task.sleep(for: Self.rearmQuickInterval)
+                discovering = try await askToDiscover(adapterPath)
+            }
+            guard discovering else {
+                retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
+                report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress but is not discovering (the kernel did not start it); \(again)", deliver)
+                return
             }
             report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", restartingRecovery: !rearm, deliver)
         } catch {
             retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
             report(false, "BlueZ refused to discover on \(adapterName): \(error); \(again)", deliver)
+        }
+    }
+
+    /// How often, and how far apart, a re-arm's refused StartDiscovery is asked again before it is said.
+    static let rearmQuickTries = 3
+    static let rearmQuickInterval: Duration = .milliseconds(250)
+
+    /// SetDiscoveryFilter (BlueZ forgets a refused session's), then
+    /// StartDiscovery; whether BlueZ now discovers for us. `InProgress` is
+    /// BlueZ's answer both to a client already discovering and when the kernel
+    /// refused to start (discovery_complete: btd_error_busy): the adapter's
+    /// Discovering tells them apart.
+    private func askToDiscover(_ adapterPath: String) async throws(DBusError) -> Bool {
+        let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
+        _ = try await connection.call(
+            destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter", arguments: [filter])
+        do throws(DBusError) {
+            _ = try await connection.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
+            return true
+        } catch where error.name == "org.bluez.Error.InProgress" {
+            let discovering = try await connection.call(
+                destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Get",
+                arguments: [.string(BlueZ.adapter), .string("Discovering")])
+            return discovering.first?.unwrapped.bool == true
         }
     }
 
