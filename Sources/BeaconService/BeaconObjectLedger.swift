@@ -18,7 +18,7 @@ struct BeaconObjectLedger {
         var identity: BeaconIdentity
         var properties: [(String, DBusValue)]
         var announced: Timestamp
-        /// A venue beacon when last announced: its object comes first.
+        /// A venue beacon when last ranged: its object comes first.
         var isVenue: Bool
     }
 

@@ -94,14 +94,15 @@ struct CalibrateCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         // The listener is 1 m from one of them: the loudest of those heard
-        // about as often as the most heard (not a passer-by heard once, loud).
+        // more than a couple of times (not a passer-by heard once, loud; how
+        // often each advertises says nothing of where it is).
         let medians = samples.map { (identity: $0.key, count: $0.value.rssi.count, median: $0.value.rssi.sorted()[$0.value.rssi.count / 2]) }
-        let most = medians.map(\.count).max() ?? 0
-        guard let sampled = medians.filter({ $0.count * 2 >= most }).max(by: { ($0.median, $1.identity) < ($1.median, $0.identity) }) else {
+        let heard = medians.filter { $0.count >= 3 }.isEmpty ? medians : medians.filter { $0.count >= 3 }
+        guard let sampled = heard.max(by: { ($0.median, $1.identity) < ($1.median, $0.identity) }) else {
             let message = "no advertisement of \(venue)'s beacon was ranged in \(seconds) s; is it in range, and is its beacon in the venue's region?"
             throw Output.noAnswer("NoSamples", message, text: message, json: options.json)
         }
-        let which = medians.count > 1 ? " of \(sampled.identity), the loudest of the venue's \(medians.count) beacons heard" : ""
+        let which = heard.count > 1 ? " of \(sampled.identity), the loudest of the venue's \(heard.count) beacons heard" : ""
         options.answer(
             json: ["venue": venue, "beacon": sampled.identity, "samples": sampled.count, "measured_power": sampled.median],
             text: "\(sampled.count) samples\(which); add to venue \(venue) in beacons.yaml:\n    measured_power: \(sampled.median)")

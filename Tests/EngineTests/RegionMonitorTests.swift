@@ -174,6 +174,26 @@ import Testing
         #expect(S.transitions(events).map(\.kind) == [.exited, .entered, .exited], "\(S.transitions(events))")
     }
 
+    /// The same when the region comes back at once: restored inside, heard
+    /// once, gone after the patience, and entered again by two beacons once
+    /// each before the next tick: a normal stay, a normal exit.
+    @Test func aRestoredRegionThatLeftAndCameBackAtOnceExitsAfterExitAfter() {
+        var engine = BeaconEngine(configuration: S.configuration(), restored: EngineState(regions: ["cafe": .inside]), now: S.t0)
+        var events: [EngineEvent] = []
+        engine.ingest(S.sighting(S.identity(1, 1), rssi: -60, at: S.t0 + .seconds(1)), into: &events)
+        var tick: Int64 = 1_200
+        while S.transitions(events).isEmpty, tick <= 40_000 {
+            engine.tick(now: S.t0 + .milliseconds(tick), into: &events)
+            tick += 200
+        }
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+        let left = S.t0 + .milliseconds(tick - 200)
+        engine.ingest(S.sighting(S.identity(1, 3), rssi: -60, at: left + .milliseconds(50)), into: &events)
+        engine.ingest(S.sighting(S.identity(1, 4), rssi: -60, at: left + .milliseconds(100)), into: &events)
+        for later in stride(from: 200, through: 11_000, by: 200) { engine.tick(now: left + .milliseconds(Int64(later)), into: &events) }
+        #expect(S.transitions(events).map(\.kind) == [.exited, .entered, .exited], "\(S.transitions(events))")
+    }
+
     /// One beacon heard at `heardAt` seconds, the engine ticking every 200 ms from `from` until `until`.
     static func slowBeacon(_ engine: inout BeaconEngine, heardAt: [Double], from: Double = 0, until: Double) -> [EngineEvent] {
         var events: [EngineEvent] = []

@@ -188,8 +188,7 @@ public struct RegionMonitor: Sendable {
         for index in regions.indices {
             var region = regions[index]
             let slowest = slowestInterval(index)
-            // Only while inside: a region that left waits for nothing more.
-            if slowest != nil || region.state != .inside { region.awaitingInterval = false }
+            if slowest != nil { region.awaitingInterval = false }
             let timeout = max(region.exitAfter, (slowest ?? .zero).tripled)
             switch region.state {
             case .inside:
@@ -224,6 +223,8 @@ public struct RegionMonitor: Sendable {
             case .outside:
                 break
             }
+            // The restore's patience ends with the stay it was for: a region that left waits for nothing more.
+            if region.state != .inside { region.awaitingInterval = false }
             if let pending = region.pendingSighting, now - pending > max(settings.enterWindow, timeout) {
                 region.pendingSighting = nil
             }

@@ -256,6 +256,7 @@ struct BlueZSession {
             while !discovering, quick > 0 {
                 quick -= 1
                 try? await Task.sleep(for: Self.rearmQuickInterval)
+                if Task.isCancelled { return }  // stopping
                 discovering = try await askToDiscover(adapterPath)
             }
             guard discovering else {
@@ -274,8 +275,8 @@ struct BlueZSession {
     static let rearmQuickTries = 3
     static let rearmQuickInterval: Duration = .milliseconds(250)
 
-    /// SetDiscoveryFilter (BlueZ forgets a refused session's), then
-    /// StartDiscovery; whether BlueZ now discovers for us. `InProgress` is
+    /// SetDiscoveryFilter (again: a refused client goes back to BlueZ's
+    /// pre-set filters, and setting it there is harmless), then StartDiscovery; whether BlueZ now discovers for us. `InProgress` is
     /// BlueZ's answer both to a client already discovering and when the kernel
     /// refused to start (discovery_complete: btd_error_busy): the adapter's
     /// Discovering tells them apart.
