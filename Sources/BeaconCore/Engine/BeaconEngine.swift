@@ -318,8 +318,6 @@ public struct BeaconEngine: Sendable {
     private mutating func list(_ index: Int) {
         let identity = tracks[index].identity
         if tracks[index].isVenueBeacon {
-            strangers.remove(identity)
-            rangedStrangers.remove(identity)
             venueBeacons.touch(identity)
         } else if tracks[index].isRanged {
             strangers.remove(identity)
@@ -372,6 +370,9 @@ public struct BeaconEngine: Sendable {
             if let heir {
                 tracks[heir].isVenueBeacon = true
                 venueBeaconCounts[freed] += 1
+                // Off the strangers' lists it was on, onto the venue beacons'.
+                strangers.remove(tracks[heir].identity)
+                rangedStrangers.remove(tracks[heir].identity)
                 list(heir)
             }
         }
