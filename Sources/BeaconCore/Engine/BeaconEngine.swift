@@ -77,16 +77,11 @@ public struct BeaconEngine: Sendable {
             let indices = monitor.indices(matching: identity)
             guard !indices.isEmpty else { return }
             let venue = venueIndex(for: identity)
-            let isVenueBeacon = hasPlace(for: venue)
-            guard makeRoom(forVenueBeacon: isVenueBeacon, into: &events) else { return }
+            guard makeRoom(forVenueBeacon: hasPlace(for: venue), into: &events) else { return }
             var track = BeaconTrack(
                 sighting: sighting, filter: filterParameters, regionIndices: indices, venueIndex: venue,
                 calibratedPower: venue.flatMap { configuration.venues[$0].measuredPower },
                 defaultPower: configuration.ranging.defaultMeasuredPower)
-            if isVenueBeacon, let venue {
-                track.isVenueBeacon = true
-                venueBeaconCounts[venue] += 1
-            }
             previousInterval = nil
             track.observe(
                 sighting, isFirst: true,
@@ -95,6 +90,7 @@ public struct BeaconEngine: Sendable {
             index = tracks.count
             tracks.append(track)
             positions[identity] = index
+            takePlace(index)
         }
         if !sighting.frame.hasPlausibleMeasuredPower, !tracks[index].announcedImplausiblePower {
             tracks[index].announcedImplausiblePower = true
@@ -284,9 +280,16 @@ public struct BeaconEngine: Sendable {
 
     // MARK: Internals
 
-    /// Whether a beacon of `venue` is one of its venue beacons, tracked now.
+    /// Whether a beacon of `venue` tracked now would be one of its venue beacons.
     private func hasPlace(for venue: Int?) -> Bool {
         venue.map { venueBeaconCounts[$0] < limits.venueBeaconsPerVenue } ?? false
+    }
+
+    /// Makes the track at `index` one of its venue's venue beacons, if a place is free.
+    private mutating func takePlace(_ index: Int) {
+        guard let venue = tracks[index].venueIndex, hasPlace(for: venue) else { return }
+        tracks[index].isVenueBeacon = true
+        venueBeaconCounts[venue] += 1
     }
 
     private func venueIndex(for identity: BeaconIdentity) -> Int? {
@@ -304,8 +307,8 @@ public struct BeaconEngine: Sendable {
             tracks[index].calibratedPower = venue.flatMap { configuration.venues[$0].measuredPower }
             tracks[index].defaultPower = configuration.ranging.defaultMeasuredPower
             tracks[index].venueIndex = venue
-            tracks[index].isVenueBeacon = hasPlace(for: venue)
-            if tracks[index].isVenueBeacon, let venue { venueBeaconCounts[venue] += 1 }
+            tracks[index].isVenueBeacon = false
+            takePlace(index)
         }
         regionsChanged = true
         strangers = RecencyList()
@@ -368,8 +371,7 @@ public struct BeaconEngine: Sendable {
                 heir = candidate
             }
             if let heir {
-                tracks[heir].isVenueBeacon = true
-                venueBeaconCounts[freed] += 1
+                takePlace(heir)
                 // Off the strangers' lists it was on, onto the venue beacons'.
                 strangers.remove(tracks[heir].identity)
                 rangedStrangers.remove(tracks[heir].identity)
