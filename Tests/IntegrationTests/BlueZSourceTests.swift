@@ -210,20 +210,53 @@ import Testing
 
     /// BlueZ 5.66 answers InProgress also when the kernel refused to start
     /// discovery (discovery_complete: btd_error_busy), not only to a client
-    /// already discovering: beacond told them apart by the adapter's
-    /// Discovering, says the refusal and asks again 5 s later (the audit of
-    /// 2026-11-27: it took it for "already discovering" and said available).
-    @Test func inProgressWithoutDiscoveringIsARefusalAskedAgain() async throws {
+    /// already discovering: beacond, holding no session, takes it for a
+    /// refusal, says it and asks again 5 s later (the audit of 2026-11-27: it
+    /// took it for "already discovering" and said available) — also while
+    /// another client discovers, when the adapter's Discovering is true
+    /// (beacond read that until 2026-11-28, and with `bluetoothctl scan on`
+    /// running a refusal passed for discovering).
+    @Test(arguments: [false, true])
+    func inProgressWithoutASessionIsARefusalAskedAgain(anotherClientDiscovering: Bool) async throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
+        let other = try anotherClientDiscovering ? OtherDiscoveringClient(bus: bus) : nil
+        defer { other?.stop() }
         try mock.run(["fail-discovery", "hci0"])
         let monitor = try await AvailabilityMonitor(bus: bus)
         let service = try await Service(bus: bus, source: "bluez")
-        try await monitor.wait(for: "unavailable: BlueZ answered StartDiscovery on hci0 with InProgress but is not discovering")
+        try await monitor.wait(for: "unavailable: BlueZ answered StartDiscovery on hci0 with InProgress: the kernel did not start our discovery")
         try await monitor.wait(for: Self.discovering)
-        let starts = try mock.calls().filter { $0.method == "StartDiscovery" }
-        #expect(starts.map(\.error) == ["org.bluez.Error.InProgress", nil], "\(starts)")
+        let starts = try mock.calls().filter { $0.method == "StartDiscovery" }.map(\.error)
+        #expect(starts == (anotherClientDiscovering ? [nil] : []) + ["org.bluez.Error.InProgress", nil], "\(starts)")
         #expect(service.logText.contains("asking again every 5s"), "\(service.logText)")
+    }
+
+    /// Another program discovering on the adapter as `bluetoothctl scan on`
+    /// does: its session lasts while its process (its bus connection) does.
+    final class OtherDiscoveringClient: @unchecked Sendable {
+        private let process = Process()
+        private let input = Pipe()
+
+        init(bus: PrivateBus) throws {
+            let script = """
+                import dbus, sys
+                bus = dbus.bus.BusConnection(sys.argv[1])
+                dbus.Interface(bus.get_object("org.bluez", "/org/bluez/hci0"), "org.bluez.Adapter1").StartDiscovery()
+                print("discovering", flush=True)
+                sys.stdin.read()
+                """
+            let output = Pipe()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", script, bus.address]
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            let said = String(decoding: output.fileHandleForReading.readData(ofLength: 12), as: UTF8.self)
+            try #require(said == "discovering\n", "the other client did not start discovering: \(said)")
+        }
+
+        func stop() { process.killAndWait() }
     }
 
     /// A silence re-arm whose StartDiscovery BlueZ refuses, as BlueZ 5.66 on
@@ -233,11 +266,14 @@ import Testing
     /// source is unavailable and asks again 5 s later. Either way the
     /// advertisements that then arrive are said to have come back after
     /// restarting discovery: the retry finishes the re-arm (until then it
-    /// started the recovery afresh, and the comeback went unsaid).
-    @Test(arguments: [1, 1 + BlueZSession.rearmQuickTries])
-    func aRefusedRearmStillSaysTheAdvertisementsCameBack(refusals: Int) async throws {
+    /// started the recovery afresh, and the comeback went unsaid). Another
+    /// client discovering all along does not hide the refusals.
+    @Test(arguments: [(1, false), (1 + BlueZSession.rearmQuickTries, false), (1 + BlueZSession.rearmQuickTries, true)])
+    func aRefusedRearmStillSaysTheAdvertisementsCameBack(refusals: Int, anotherClientDiscovering: Bool) async throws {
         let bus = try PrivateBus()
         let mock = try MockBlueZ(bus: bus)
+        let other = try anotherClientDiscovering ? OtherDiscoveringClient(bus: bus) : nil
+        defer { other?.stop() }
         final class Seen: Sendable { let events = Mutex<[SourceEvent]>([]) }
         let seen = Seen()
         let source = BlueZSource(adapter: "hci0", bus: .address(bus.address), quietCheck: .seconds(5))
@@ -267,7 +303,7 @@ import Testing
         }
         try Self.addCounters(mock)
         #expect(await said(note("advertisements came back after restarting discovery")), "\(seen.events.withLock { $0 })")
-        let starts = try mock.calls().filter { $0.method == "StartDiscovery" }.dropFirst()  // the re-arm's, after the first discovery's
+        let starts = try mock.calls().filter { $0.method == "StartDiscovery" }.dropFirst(anotherClientDiscovering ? 2 : 1)  // the re-arm's, after the first discoveries'
         #expect(starts.prefix(refusals).allSatisfy { $0.error == "org.bluez.Error.InProgress" } && starts.dropFirst(refusals).first?.error == nil)
         if refusals <= BlueZSession.rearmQuickTries {
             // Refused once and started 250 ms later: nothing said.

@@ -100,6 +100,14 @@ struct BlueZSession {
     /// replying to it).
     private var retryDiscovery: (at: ContinuousClock.Instant, rearm: Bool)?
     static let discoveryRetryInterval: Duration = .seconds(5)
+    /// Whether BlueZ holds a discovery session of ours, which is what an
+    /// `InProgress` answer to StartDiscovery means when it does.
+    private var session = DiscoverySession.none
+
+    /// BlueZ 5.66 drops a client's session when its start is refused, at
+    /// StopDiscovery, at power off and with the adapter (src/adapter.c:
+    /// discovery_remove, adapter_stop); only an unanswered call leaves it unknown.
+    enum DiscoverySession { case none, ours, unknown }
 
     init(wanted: String?, connection: DBusConnection, recovery: SilenceRecovery) {
         self.wanted = wanted
@@ -170,8 +178,14 @@ struct BlueZSession {
         guard reported?.available == true, let adapterPath else { return }
         switch recovery.step(at: .now) {
         case .rearm(let attempt, let attempts, let quiet):
-            _ = try? await connection.call(
-                destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
+            do throws(DBusError) {
+                _ = try await connection.call(
+                    destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
+                session = .none
+            } catch {
+                // BlueZ's own errors (Failed "No discovery started", NotReady) say it holds none.
+                session = error.name.hasPrefix("org.bluez.Error.") ? .none : .unknown
+            }
             await startDiscovery(rearm: true, deliver)
             deliver(.note(
                 "\(adapterName): no advertisement through BlueZ for \(quiet.configurationText); restarted our discovery "
@@ -217,6 +231,7 @@ struct BlueZSession {
                     await startDiscovery(deliver)
                 } else {
                     retryDiscovery = nil  // powering on asks again
+                    session = .none
                     report(false, "\(adapterName) was powered off; \(Self.powerOnAdvice)", deliver)
                 }
             } else if interface == BlueZ.device, isOurs(signal.path) {
@@ -230,6 +245,7 @@ struct BlueZSession {
     /// Takes an adapter into use: discovery if it is powered, a wait if not.
     private mutating func adopt(_ path: String, _ properties: [String: DBusValue], _ deliver: (SourceEvent) -> Void) async {
         adapterPath = path
+        session = .none
         deliver(.opened(.bluez(adapter: adapterName)))
         if properties["Powered"]?.bool == true {
             await startDiscovery(deliver)
@@ -261,7 +277,7 @@ struct BlueZSession {
             }
             guard discovering else {
                 retryDiscovery = (.now + Self.discoveryRetryInterval, rearm)
-                report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress but is not discovering (the kernel did not start it); \(again)", deliver)
+                report(false, "BlueZ answered StartDiscovery on \(adapterName) with InProgress: the kernel did not start our discovery; \(again)", deliver)
                 return
             }
             report(true, "discovering through BlueZ on \(adapterName) (Transport le, DuplicateData true)", restartingRecovery: !rearm, deliver)
@@ -278,20 +294,27 @@ struct BlueZSession {
     /// SetDiscoveryFilter (again: a refused client goes back to BlueZ's
     /// pre-set filters, and setting it there is harmless), then StartDiscovery; whether BlueZ now discovers for us. `InProgress` is
     /// BlueZ's answer both to a client already discovering and when the kernel
-    /// refused to start (discovery_complete: btd_error_busy): the adapter's
-    /// Discovering tells them apart.
-    private func askToDiscover(_ adapterPath: String) async throws(DBusError) -> Bool {
+    /// refused to start (discovery_complete: btd_error_busy): without a
+    /// session of ours it is a refusal. Only when that is unknown does the
+    /// adapter's Discovering decide, which says any client's discovery.
+    private mutating func askToDiscover(_ adapterPath: String) async throws(DBusError) -> Bool {
         let filter = DBusValue.vardict([("Transport", .string("le")), ("DuplicateData", .boolean(true))])
         _ = try await connection.call(
             destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "SetDiscoveryFilter", arguments: [filter])
         do throws(DBusError) {
             _ = try await connection.call(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StartDiscovery")
+            session = .ours
             return true
         } catch where error.name == "org.bluez.Error.InProgress" {
+            guard session != .none else { return false }
             let discovering = try await connection.call(
                 destination: BlueZ.service, path: adapterPath, interface: BlueZ.properties, member: "Get",
                 arguments: [.string(BlueZ.adapter), .string("Discovering")])
-            return discovering.first?.unwrapped.bool == true
+            session = discovering.first?.unwrapped.bool == true ? .ours : .none
+            return session == .ours
+        } catch {
+            if !error.name.hasPrefix("org.bluez.Error.") { session = .unknown }  // unanswered: it may have started
+            throw error
         }
     }
 
