@@ -39,6 +39,9 @@ final class BusService: Sendable {
         enqueue: @escaping @Sendable (ServiceRequest) -> Bool
     ) async throws(DBusError) -> BusService {
         let connection = try await DBusConnection.connect(bus)
+        // Exported before the name is taken, so that a call the bus holds for
+        // an activated beacond finds its objects; announced to no one until then.
+        connection.withholdSignalsUntilNamed()
         let service = BusService(connection: connection, snapshot: snapshot, version: version, limits: limits, enqueue: enqueue)
         connection.objects.setObjectManager(at: Beacond.root, listingAlways: Beacond.objectPaths)
         connection.export(Beacond.root, interfaces: [service.managerDeclaration()])

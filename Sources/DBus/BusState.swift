@@ -16,6 +16,8 @@ actor BusState {
     private(set) var tree = ObjectTree()
     private var subscriptions: [UInt64: SignalSubscription] = [:]
     private var calls: [ObjectIdentifier: PendingCall] = [:]
+    /// Signals are dropped while set (`DBusConnection.withholdSignalsUntilNamed`).
+    var withholdsSignals = false
     /// Whether libdbus still has its link to the bus; read from any thread.
     nonisolated let linked = Atomic<Bool>(true)
 
@@ -161,7 +163,7 @@ actor BusState {
     // MARK: Sending
 
     func emit(_ signal: DBusSignal) {
-        guard let raw, let message = dbus_message_new_signal(signal.path, signal.interface, signal.member) else { return }
+        guard !withholdsSignals, let raw, let message = dbus_message_new_signal(signal.path, signal.interface, signal.member) else { return }
         defer { dbus_message_unref(message) }
         do throws(DBusError) {
             try MessageCoder.append(signal.arguments, to: message)

@@ -128,13 +128,23 @@ public final class DBusConnection: Sendable {
 
     // MARK: Owning a name
 
+    /// Sends no signal until `requestName` has made this connection a name's
+    /// owner, so that a service can export its objects first: its broadcasts
+    /// before then are not its name's, and a bus policy's rules for that name
+    /// (`deny receive_sender`) keep them from no one.
+    public func withholdSignalsUntilNamed() {
+        core.run { $0.withholdsSignals = true }
+    }
+
     /// Becomes the primary owner of `name`, or fails saying who has it.
     public func requestName(_ name: String) async throws(DBusError) {
         let reply = try await call(
             destination: DBusNames.busDriver, path: DBusNames.busDriverPath, interface: DBusNames.busDriver,
             member: "RequestName", arguments: [.string(name), .uint32(4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */)])
         switch reply.first?.integer {
-        case 1, 4: return
+        case 1, 4:
+            core.run { $0.withholdsSignals = false }
+            return
         case 3:
             throw DBusError("org.freedesktop.DBus.Error.AddressInUse", "the name \(name) is already owned by another process on the \(bus) bus")
         default:

@@ -173,6 +173,59 @@ struct PolicyTests {
         }
     }
 
+    /// A non-member listening to every signal on the bus (a match rule
+    /// without a sender, which the policy's `receive_sender` cannot keep from
+    /// anyone while nobody owns `org.beacond`) hears nothing of beacond's
+    /// while it starts: its objects are exported before it takes the name, and
+    /// their InterfacesAdded carried each region's saved state to anyone (the
+    /// audit of 2026-11-28). The bus routes beacond's messages in order, so
+    /// whatever it broadcast before the name is heard before the
+    /// NameOwnerChanged that ends the listener.
+    @Test func aNonMemberHearsNothingWhileBeacondStarts() async throws {
+        let bus = try Self.bus()
+        let state = try TestSupport.temporaryDirectory()
+        try Data(#"{"regions":{"caffe-macs":"inside"}}"#.utf8).write(to: state.appendingPathComponent("state.json"))
+        let directory = try TestSupport.temporaryDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        let log = directory.appendingPathComponent("heard.txt")
+        let script = """
+            import dbus, dbus.lowlevel, sys
+            from gi.repository import GLib
+            from dbus.mainloop.glib import DBusGMainLoop
+            DBusGMainLoop(set_as_default=True)
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            out = open(sys.argv[2], "w", buffering=1)
+            bus.add_match_string("type='signal'")
+            loop = GLib.MainLoop()
+            def heard(connection, message):
+                if isinstance(message, dbus.lowlevel.SignalMessage):
+                    arguments = message.get_args_list()
+                    if message.get_member() == "NameOwnerChanged" and arguments[:1] == ["\(Beacond.busName)"] and arguments[2]:
+                        out.write("named\\n")
+                        loop.quit()
+                    else:
+                        out.write(f"{message.get_sender()} {message.get_interface()}.{message.get_member()} {message.get_path()}\\n")
+            bus.add_message_filter(heard)
+            out.write("listening\\n")
+            loop.run()
+            """
+        let listener = Process()
+        let command = try TestSupport.asUser("nobody") + ["/usr/bin/python3", "-c", script, bus.address, log.path]
+        listener.executableURL = URL(fileURLWithPath: command[0])
+        listener.arguments = Array(command.dropFirst())
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: log.path)
+        try listener.run()
+        defer { listener.killAndWait() }
+        func heard() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        try #require(await eventually(seconds: 30) { heard().contains("listening") }, "\(heard())")
+        let service = try await ServiceBusTests.Service(bus: bus, state: state, user: "beacond")
+        #expect(await eventually(seconds: 30) { heard().contains("named") }, "\(heard())\n\(service.logText)")
+        #expect(service.logText.contains("restored state"), "\(service.logText)")
+        let beacondsSignals = heard().split(separator: "\n").filter { $0.contains("org.freedesktop.DBus.ObjectManager") || $0.contains("org.beacond") }
+        #expect(beacondsSignals.isEmpty, "nobody heard beacond's signals before it owned its name: \(beacondsSignals)")
+    }
+
     @Test func nobodyCanTakeTheNameFromBeacond() async throws {
         let service = try await Self.service()
         // Another account, even root, may not own org.beacond.
