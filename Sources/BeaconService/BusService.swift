@@ -441,6 +441,11 @@ final class BusService: Sendable {
     /// The caller's own region of that id first, then the configuration's.
     private func requestState(_ call: DBusMethodCall) {
         let id = call.arguments[0].string ?? ""
+        // Checked first: a client's region is keyed "owner/id", which another's id must not name.
+        guard Identifier.isValid(id) else {
+            call.fail(BeacondError.unknownRegion("no region '\(id.quotedForMessage)': a region id is \(Identifier.rule)"))
+            return
+        }
         let states = answers.assumeIsolated { $0.snapshot.regionStates }
         guard let state = states[RegionDefinition.key(id: id, owner: call.sender)] ?? states[RegionDefinition.key(id: id, owner: nil)] else {
             call.fail(BeacondError.unknownRegion("no region '\(id.quotedForMessage)' is monitored"))
@@ -460,13 +465,7 @@ final class BusService: Sendable {
             guard let constraint = try BeaconConstraint.decode(call.arguments[1], allowEmpty: false) else {
                 throw BeacondError.invalidArguments("the constraint needs at least a uuid")
             }
-            let declared = Manager1.monitoringOptions
-            guard let options = call.arguments[2].stringKeyedEntries else { throw BeacondError.invalidArguments("options must be a{sv}") }
-            let unknown = declared.unknownKeys(in: options.keys)
-            guard unknown.isEmpty else {
-                throw BeacondError.invalidArguments(
-                    "unknown option(s) \(unknown.prefix(8).map(\.quotedForMessage).joined(separator: ", ")); expected \(declared.keyList)")
-            }
+            let options = try Manager1.monitoringOptions.entries(of: call.arguments[2], naming: "option")
             func flag(_ key: APIDictionary.Key) throws(BeacondError) -> Bool {
                 guard let value = options[key.name] else { return true }
                 guard let flag = value.bool else { throw BeacondError.invalidArguments("\(key.name) must be a boolean") }

@@ -23,15 +23,10 @@ extension BeaconConstraint {
     /// minor); `nil` for `{}` ("all") where `allowEmpty`.
     public static func decode(_ value: DBusValue, allowEmpty: Bool) throws(BeacondError) -> BeaconConstraint? {
         let dictionary = Beacond.Manager1.constraint
-        guard let entries = value.stringKeyedEntries else { throw .invalidArguments("expected a{sv}") }
+        let entries = try dictionary.entries(of: value, naming: "constraint key")
         if entries.isEmpty {
             if allowEmpty { return nil }
             throw .invalidArguments("the constraint needs at least a uuid")
-        }
-        let unknown = dictionary.unknownKeys(in: entries.keys)
-        guard unknown.isEmpty else {
-            throw .invalidArguments(
-                "unknown constraint key(s) \(unknown.prefix(8).map(\.quotedForMessage).joined(separator: ", ")); expected \(dictionary.keyList)")
         }
         guard let text = entries[Key.uuid.name]?.string, text.count == 36, let uuid = UUID(uuidString: text) else {
             throw .invalidArguments("uuid must be a string like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")

@@ -391,6 +391,30 @@ import Testing
         let longID = String(repeating: "x", count: 5000)
         let oversized = try service.call("StartMonitoring", ["sa{sv}a{sv}", longID, "1", "uuid", "s", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "0"])
         #expect(oversized.stderr.contains("region id must be 1 to 64"))
+        // A key given twice is refused before the call is held: only the last
+        // value was read, so a huge first one passed unchecked (an audit).
+        let hidden = String(repeating: "x", count: 100_000)
+        let uuidTwice = try service.call(
+            "StartMonitoring", ["sa{sv}a{sv}", "twice", "2", "uuid", "s", hidden, "uuid", "s", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "0"])
+        #expect(uuidTwice.stderr.contains("the constraint key 'uuid' is given more than once"), "\(uuidTwice.stderr)")
+        let optionTwice = try service.call(
+            "StartMonitoring",
+            ["sa{sv}a{sv}", "twice", "1", "uuid", "s", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "2", "notify_on_exit", "s", hidden, "notify_on_exit", "b", "false"])
+        #expect(optionTwice.stderr.contains("the option 'notify_on_exit' is given more than once"), "\(optionTwice.stderr)")
+        let filterTwice = try service.call("GetRangedBeacons", ["a{sv}", "2", "major", "q", "1", "major", "q", "2"])
+        #expect(filterTwice.stderr.contains("the constraint key 'major' is given more than once"), "\(filterTwice.stderr)")
+        // Another client's region is not named by its key ("owner/id"): an id is never that.
+        let othersRegion = try await service.python(
+            """
+            mine = dbus.bus.BusConnection("\(service.bus.address)")
+            dbus.Interface(mine.get_object("\(Beacond.busName)", "\(Beacond.root)"), "\(Beacond.Manager1.name)").StartMonitoring(
+                "mine", {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, {})
+            try:
+                print(manager.RequestState(mine.get_unique_name() + "/mine"))
+            except dbus.exceptions.DBusException as error:
+                print(error.get_dbus_name())
+            """)
+        #expect(othersRegion.stdout == "\(BeacondError.Code.unknownRegion.name)\n", "\(othersRegion.stdout)\(othersRegion.stderr)")
 
         // Errors by name, as a program sees them.
         let names = try await service.python(
