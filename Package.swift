@@ -140,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService", "BeacondAPI", "BeaconTestSupport"]
+            dependencies: ["BeaconCore", "BeaconSimulation", "BeaconEvaluation", "BeaconService", "BeaconMQTT", "BeacondAPI", "BeaconTestSupport"]
         ),
         .testTarget(
             name: "SourcesTests",

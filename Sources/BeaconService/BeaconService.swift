@@ -472,14 +472,17 @@ public final class BeaconService: Service, Sendable {
 }
 
 extension MQTTNodeState {
-    /// `beacons.yaml`'s regions only: a D-Bus client's regions are its own business.
+    /// `beacons.yaml`'s regions, and the beacons ranged for them, only: a
+    /// D-Bus client's regions, and the beacons ranged only for those, are
+    /// its own business.
     init(_ snapshot: ServiceSnapshot) {
+        let configured = snapshot.configuration.regions
         self.init(
             nearest: snapshot.nearest,
             regions: Dictionary(
-                snapshot.regions.filter { $0.owner == nil }.map { ($0.id, snapshot.regionStates[$0.key] ?? .unknown) },
-                uniquingKeysWith: { first, _ in first }),
-            scanning: snapshot.available, scanningReason: snapshot.availabilityReason, beacons: snapshot.ranged)
+                configured.map { ($0.id, snapshot.regionStates[$0.key] ?? .unknown) }, uniquingKeysWith: { first, _ in first }),
+            scanning: snapshot.available, scanningReason: snapshot.availabilityReason,
+            beacons: snapshot.ranged.filter { beacon in configured.contains { $0.constraint.matches(beacon.identity) } })
     }
 }
 
