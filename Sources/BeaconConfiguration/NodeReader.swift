@@ -327,7 +327,7 @@ struct NodeReader {
         }
         guard let text = string(node, field) else { return nil }
         guard Identifier.isValid(text) else {
-            report(node, field, "expected \(Identifier.rule), got '\(text)'")
+            report(node, field, "expected \(Identifier.rule), got '\(text.quotedForMessage)'")
             return nil
         }
         return text
@@ -336,7 +336,7 @@ struct NodeReader {
     mutating func uuid(_ node: YAMLNode, _ field: String) -> UUID? {
         guard let text = string(node, field) else { return nil }
         guard text.count == 36, let uuid = UUID(uuidString: text) else {
-            report(node, field, "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, got '\(text)'")
+            report(node, field, "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, got '\(text.quotedForMessage)'")
             return nil
         }
         return uuid
@@ -345,11 +345,11 @@ struct NodeReader {
     mutating func duration(_ node: YAMLNode, _ field: String, positive: Bool) -> Duration? {
         guard let text = string(node, field) else { return nil }
         if text.hasPrefix("-") {
-            report(node, field, "negative duration '\(text)'; expected a duration like 500ms, 10s or 2m")
+            report(node, field, "negative duration '\(text.quotedForMessage)'; expected a duration like 500ms, 10s or 2m")
             return nil
         }
         guard let value = Duration(parsing: text) else {
-            report(node, field, "expected a duration like 500ms, 10s or 2m, got '\(text)'")
+            report(node, field, "expected a duration like 500ms, 10s or 2m, got '\(text.quotedForMessage)'")
             return nil
         }
         if positive, value <= .zero {
@@ -365,18 +365,18 @@ struct NodeReader {
         case "false", "False", "no": return false
         case nil: return nil
         case let other?:
-            report(node, field, "expected true or false, got '\(other)'")
+            report(node, field, "expected true or false, got '\(other.quotedForMessage)'")
             return nil
         }
     }
 
     mutating func number(_ node: YAMLNode, _ field: String, in range: ClosedRange<Double>) -> Double? {
         guard let text = scalar(node, field, expected: "a number"), let value = Double(text), value.isFinite else {
-            if let text = node.scalar { report(node, field, "expected a number, got '\(text)'") }
+            if let text = node.scalar { report(node, field, "expected a number, got '\(text.quotedForMessage)'") }
             return nil
         }
         guard range.contains(value) else {
-            report(node, field, "expected a number in \(format(range.lowerBound))...\(format(range.upperBound)), got \(text)")
+            report(node, field, "expected a number in \(format(range.lowerBound))...\(format(range.upperBound)), got \(text.quotedForMessage)")
             return nil
         }
         return value
@@ -392,7 +392,7 @@ struct NodeReader {
     mutating func number(integer node: YAMLNode, _ field: String, in range: ClosedRange<Int>) -> Int? {
         guard let text = scalar(node, field, expected: "an integer") else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            report(node, field, "expected an integer \(range.lowerBound)...\(range.upperBound), got \(text)")
+            report(node, field, "expected an integer \(range.lowerBound)...\(range.upperBound), got \(text.quotedForMessage)")
             return nil
         }
         return value
@@ -419,9 +419,9 @@ struct NodeReader {
         var fields: [String: YAMLNode] = [:]
         for (key, value) in mapping {
             let name = key.scalar ?? "?"
-            let path = field.isEmpty ? name : "\(field).\(name)"
             guard keys.contains(name) else {
-                report(key, path, "unknown key; expected one of \(keys.joined(separator: ", "))")
+                let shown = name.quotedForMessage
+                report(key, field.isEmpty ? shown : "\(field).\(shown)", "unknown key; expected one of \(keys.joined(separator: ", "))")
                 continue
             }
             fields[name] = value
@@ -465,6 +465,16 @@ struct NodeReader {
 
     mutating func report(_ node: YAMLNode, _ field: String, _ message: String) {
         guard problems.count < ConfigurationError.mostProblems else { return unlisted += 1 }
-        problems.append(ConfigurationProblem(file: file, line: node.line, field: field, message: message))
+        problems.append(ConfigurationProblem(file: file, line: node.line, field: Self.bounded(field), message: Self.bounded(message)))
+    }
+
+    /// The most characters of a problem's field or message. Values are quoted
+    /// shortened (`quotedForMessage`); this bounds what else may carry the
+    /// file's text (a path), so that 100 problems stay a message a journal
+    /// takes: 100 aliases of a 1 MB value made a 100 MB error.
+    static let longestText = 1_000
+
+    private static func bounded(_ text: String) -> String {
+        text.utf8.count > longestText ? String(text.prefix(longestText)) + "…" : text
     }
 }

@@ -411,6 +411,22 @@ import Testing
         #expect(problems.first?.message.contains(word) == true, "\(problems)")
     }
 
+    /// A value is quoted shortened in its problem, however often aliases
+    /// repeat it: 100 aliases of a 1 MB id made a 100 MB error, built several
+    /// times over for the journal and a D-Bus reply (an audit of 2026-11-28).
+    @Test func aHugeValueRepeatedByAliasesMakesAShortError() throws {
+        let huge = String(repeating: "A", count: 1 << 20)
+        let yaml = "r: &r { id: \"\(huge)\", uuid: E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 }\n"
+            + "regions: [\(Array(repeating: "*r", count: 100).joined(separator: ", "))]\n"
+        let error = try #require(throws: ConfigurationError.self) { try ConfigurationLoader.parse(yaml, file: "beacons.yaml") }
+        #expect(error.problems.count == ConfigurationError.mostProblems, "\(error.problems.count)")
+        #expect(error.description.utf8.count < 64 << 10, "\(error.description.utf8.count) bytes")
+        #expect(error.problems.contains { $0.message.hasSuffix("got '" + String(repeating: "A", count: 64) + "…'") }, "\(error.problems.prefix(3))")
+        // An unknown key is named shortened too (a long one needs YAML's explicit `? key`).
+        let key = Self.problems(Self.valid + "\nmqtt:\n  ? \(huge)\n  : 1\n")
+        #expect(key.map(\.field).first == "mqtt." + String(repeating: "A", count: 64) + "…", "\(key.map(\.field).map { $0.prefix(80) })")
+    }
+
     @Test func regionMajorMustCoverTheVenue() {
         // A region for major 2 does not cover a venue with major 1.
         let yaml = Self.valid.replacingOccurrences(
