@@ -45,9 +45,20 @@ extension NodeReader {
             report(listenerNode, "listener.stops", "expected at least one stop { at: [x, y], pause: 30s }")
         }
         guard let start, !beacons.isEmpty else { return nil }
+        let walk = Trajectory(start: start, speed: speed, stops: stops).duration
+        if walk == .zero, !stops.isEmpty {
+            // The simulate source plays the walk again and again: one of no time never waits.
+            report(listenerNode, "listener.stops", "the walk takes no time (every stop where the listener starts, with no pause); give a stop a pause")
+        } else if walk > Self.longestWalk {
+            report(listenerNode, "listener.stops", "the walk takes \(walk.configurationText); at most \(Self.longestWalk.components.seconds / 3600) hours (evaluate keeps every tick of it)")
+        }
         return Scenario(
             name: name, seed: UInt64(seed), beacons: beacons, radio: radio, start: start, speed: speed, stops: stops)
     }
+
+    /// A day: longer than any café visit worth simulating, and a bound on
+    /// what `beacond evaluate` keeps (a tick every 100 ms).
+    static let longestWalk: Duration = .seconds(24 * 3600)
 
     private mutating func radio(_ node: YAMLNode) -> Scenario.Radio {
         var radio = Scenario.Radio()

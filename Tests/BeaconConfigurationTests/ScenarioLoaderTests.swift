@@ -50,6 +50,20 @@ import Testing
             - { at: [1, 1], pause: 5s }
         """
 
+    /// The simulate source plays the walk round after round: a walk of no
+    /// time never waited, and spun a core delivering nothing; one of years
+    /// made `evaluate` keep a tick every 100 ms of it (an audit of 2026-11-28).
+    @Test(arguments: [
+        ("{ at: [1, 1], pause: 5s }", "{ at: [0, 0] }", "the walk takes no time"),
+        ("{ at: [1, 1], pause: 5s }", "{ at: [1, 1], pause: 100000h }", "at most 24 hours"),
+    ])
+    func aWalkOfNoTimeOrOfYearsIsRefused(stop: String, replacement: String, problem: String) {
+        let problems = Self.problems(Self.valid.replacingOccurrences(of: stop, with: replacement))
+        #expect(problems.map(\.field) == ["listener.stops"], "\(problems)")
+        #expect(problems.first?.message.contains(problem) == true, "\(problems)")
+        #expect(Self.problems(Self.valid.replacingOccurrences(of: stop, with: "{ at: [0, 0], pause: 1s }")).isEmpty)
+    }
+
     // MARK: The shipped scenario
 
     @Test func theShippedCafeLoads() throws {
