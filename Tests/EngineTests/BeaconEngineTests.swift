@@ -155,10 +155,15 @@ import Testing
         var events = D.play(&engine, [counter], from: Self.at(3_000), until: Self.at(20_000))
         #expect(S.transitions(events).isEmpty)
         #expect(D.venueAnswers(events).allSatisfy { $0?.venueID == "counter-1" })
-        // Narrowed to major 2, which nothing here is: out 10 s (exit_after) after the reload.
+        // Narrowed to major 2, which nothing here is: out 10 s (exit_after)
+        // after the reload. The counter, in no region now, is forgotten at
+        // once, though still heard (it stayed tracked, and kept its venue
+        // beacon's place, until 2026-11-28: an audit).
         engine.reconfigure(S.configuration { $0.regions[0].constraint.major = 2 }, now: Self.at(20_000), into: &reloadEvents)
-        #expect(reloadEvents.isEmpty)
+        #expect(reloadEvents == [.beaconDisappeared(S.identity(1, 1))])
+        #expect(engine.trackedBeacons == 0 && !engine.isVenueBeacon(S.identity(1, 1)))
         events = D.play(&engine, [counter], from: Self.at(20_000), until: Self.at(40_000))
+        #expect(engine.trackedBeacons == 0)
         let exits = S.transitions(events)
         #expect(exits.map(\.kind) == [.exited])
         #expect(exits.first?.time == Self.at(30_000))

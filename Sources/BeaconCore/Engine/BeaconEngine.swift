@@ -248,7 +248,9 @@ public struct BeaconEngine: Sendable {
     /// changed keeps its state as after a restart: no second enter while it
     /// is still occupied, and an exit, announced, if none of its new beacons
     /// is heard within its exit timeout; one whose constraint is unchanged
-    /// also keeps when it was last seen.
+    /// also keeps when it was last seen. Beacons in no region now are
+    /// forgotten, as when a client's regions go: kept, one still heard was
+    /// never forgotten, and could hold a venue beacon's place.
     @discardableResult
     public mutating func reconfigure(_ new: Configuration, now: Timestamp, into events: inout [EngineEvent]) -> Reconfiguration {
         let old = Dictionary(monitor.definitions.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
@@ -274,7 +276,7 @@ public struct BeaconEngine: Sendable {
         selector.retarget(currentIndex: currentIndex)
         if currentVenue != nil, currentIndex == nil { events.append(.nearestVenueChanged(nil)) }
         if droppedPreference != nil { preferredVenueID = nil }
-        reindexTracks()
+        regionsRemoved(into: &events)
         return Reconfiguration(removedRegions: removedRegions, droppedPreferredVenue: droppedPreference)
     }
 
