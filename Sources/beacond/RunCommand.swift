@@ -41,6 +41,10 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     func run() async throws {
+        // Reloads are read from SIGHUP once the service runs; until then one
+        // (`systemctl kill -s HUP` as beacond starts) must not end it, which
+        // is SIGHUP's default. Set before SIGPIPE's, which a test watches for.
+        signal(SIGHUP, SIG_IGN)
         let level = logLevel
         let journal = JournalLogHandler.stderrIsTheJournal
         LoggingSystem.bootstrap { label in

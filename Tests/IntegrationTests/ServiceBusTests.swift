@@ -745,6 +745,37 @@ import Testing
         }
     }
 
+    /// A SIGHUP while beacond starts (reading a large configuration) is
+    /// ignored, not SIGHUP's default end (an audit of 2026-11-28): it is
+    /// sent once /proc says SIGPIPE is ignored, which beacond sets just after
+    /// SIGHUP and before reading the file.
+    @Test func aHangUpWhileStartingDoesNotEndBeacond() async throws {
+        let state = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let configuration = state.appendingPathComponent("beacons.yaml")
+        let padding = String(repeating: "# a long file takes a while to read\n", count: 150_000)
+        try Data((padding + String(contentsOfFile: TestSupport.repository("beacons.yaml"), encoding: .utf8)).utf8).write(to: configuration)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = ["--bus", "none", "--state-dir", state.path, "--config", configuration.path, "--source", "simulate"]
+        let log = state.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer { process.killAndWait() }
+        func ignores(_ signal: Int32) -> Bool {
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let mask = status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+            return (mask ?? 0) & (1 << UInt64(signal - 1)) != 0
+        }
+        try #require(await eventually(seconds: 30) { ignores(SIGPIPE) })
+        kill(process.processIdentifier, SIGHUP)
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        _ = await eventually(seconds: 60) { text().contains("beacond started") || !process.isRunning }
+        #expect(text().contains("beacond started"), "\(text())")
+        #expect(process.isRunning, "\(process.terminationReason == .uncaughtSignal ? "killed by signal \(process.terminationStatus)" : "exited")")
+    }
+
     /// The source is chosen at start; a reload that changes the file's says so rather than nothing.
     @Test func aReloadSaysAChangedSourceWaitsForARestart() async throws {
         let configuration = try ServiceTrustTests.ownConfiguration()
