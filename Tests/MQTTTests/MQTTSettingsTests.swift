@@ -111,6 +111,8 @@ import Testing
         #expect(throws: MQTTSettings.PasswordFileProblem.empty) { try MQTTSettings.password(inFile: []) }
         #expect(throws: MQTTSettings.PasswordFileProblem.severalLines) { try MQTTSettings.password(inFile: Array("user\npass\n".utf8)) }
         #expect(throws: MQTTSettings.PasswordFileProblem.notUTF8) { try MQTTSettings.password(inFile: [0xFF, 0x0A]) }
+        // libmosquitto would send "secret" (an audit of 2026-11-28).
+        #expect(throws: MQTTSettings.PasswordFileProblem.nul) { try MQTTSettings.password(inFile: Array("secret\u{0}x\n".utf8)) }
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mqtt-password-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

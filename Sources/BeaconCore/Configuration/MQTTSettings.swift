@@ -51,17 +51,20 @@ public struct MQTTSettings: Hashable, Sendable {
         guard let text = String(validating: line, as: UTF8.self) else { throw .notUTF8 }
         guard !text.isEmpty else { throw .empty }
         guard !line.contains(0x0A), !line.contains(0x0D) else { throw .severalLines }
+        // libmosquitto takes a C string: the broker would get the password cut at its first NUL.
+        guard !line.contains(0) else { throw .nul }
         return text
     }
 
     public enum PasswordFileProblem: Error, Sendable, CustomStringConvertible {
-        case notUTF8, empty, severalLines
+        case notUTF8, empty, severalLines, nul
 
         public var description: String {
             switch self {
             case .notUTF8: "not UTF-8 text"
             case .empty: "empty; it should hold the password on one line"
             case .severalLines: "more than one line; it should hold the password on one line"
+            case .nul: "it holds a NUL byte, which no MQTT password can carry through libmosquitto"
             }
         }
     }
