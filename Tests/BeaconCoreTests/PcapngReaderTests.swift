@@ -251,6 +251,8 @@ import Testing
         #expect(PcapngReader.microseconds(.max, .binary(127)) == 0)
         #expect(PcapngReader.microseconds(.max, .binary(63)) == 1_000_000 + 999_999)
         #expect(PcapngReader.microseconds(.max, .binary(1)) == .max)
+        // Whole seconds that just fit, plus the fraction, do not wrap round to 1970 (an audit of 2026-11-28).
+        #expect(PcapngReader.microseconds(73_786_976_294_839, .binary(2)) == .max)
     }
 
     // MARK: Link-layer packets

@@ -233,7 +233,8 @@ public struct PcapngReader: RecordedEventReader {
             // fraction < 2^n, so fraction * 10^6 / 2^n < 10^6: the 128-bit product's top half shifted back.
             let product = fraction.multipliedFullWidth(by: 1_000_000)
             let fractionMicros = n == 0 ? 0 : (product.high << (64 - n)) | (product.low >> n)
-            value = overflow ? UInt64(Int64.max) : wholeMicros &+ fractionMicros
+            let (sum, carried) = wholeMicros.addingReportingOverflow(fractionMicros)
+            value = overflow || carried ? UInt64(Int64.max) : sum
         }
         return Int64(clamping: value)
     }
