@@ -100,10 +100,13 @@ public struct MQTTPublication: Sendable {
     /// deleted by another client, is sent again (a device deleted in Home
     /// Assistant comes back whole while beacond runs, as Home Assistant
     /// documents for a device that still announces itself); a retained
-    /// config or state of a region this node no longer has is cleared.
-    public mutating func received(topic: String, payload: ReceivedPayload) {
+    /// config or state of a region this node no longer has is cleared. A
+    /// retained `online` is not a restart: the broker hands it to every new
+    /// subscription (Home Assistant can be set to retain its birth), and the
+    /// connection that subscribed has just sent everything.
+    public mutating func received(topic: String, payload: ReceivedPayload, retained: Bool = false) {
         if topic == topics.homeAssistantStatus {
-            if payload == Self.birth { birthSaid = true }
+            if payload == Self.birth, !retained { birthSaid = true }
             return
         }
         if let mine = wanted[topic], !mine.isRemoval {

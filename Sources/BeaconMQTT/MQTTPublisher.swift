@@ -137,7 +137,10 @@ public final class MQTTPublisher: Sendable {
                         session.justConnected = false
                         connectedAt = Self.now()
                         lastFailure = nil
-                        for filter in session.publication.subscriptions { mosquitto_subscribe(mosq, nil, filter, 1) }
+                        for filter in session.publication.subscriptions {
+                            var mid: Int32 = 0
+                            if mosquitto_subscribe(mosq, &mid, filter, 1) == MOSQ_ERR_SUCCESS.rawValue { session.subscribing[mid] = filter }
+                        }
                         logger.notice("MQTT: connected to \(settings.broker) as node \(nodeID); publishing under \(topics.node)")
                         setStatus("connected: \(settings.broker) as node \(nodeID)")
                     }
@@ -151,20 +154,29 @@ public final class MQTTPublisher: Sendable {
                             session.publication.update(state)
                             generation = current
                         }
-                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload) }
+                        for seen in session.seen { session.publication.received(topic: seen.topic, payload: seen.payload, retained: seen.retained) }
                         session.seen.removeAll()
                         if let last = session.refused.last {
                             // A refusal is the broker's configuration (its ACL): not retried on this
                             // connection, said once a connection, and counted where `beaconctl mqtt` shows it.
                             if refusedOnConnection == 0 {
+                                let advice = last.reason == Int32(MQTT_RC_PACKET_TOO_LARGE.rawValue)
+                                    ? "raise the broker's max_packet_size, which it said is smaller than this message "
+                                    : "check the broker's ACL for this node's topics \(topics.node)/# and \(settings.discoveryPrefix.isEmpty ? "" : "\(settings.discoveryPrefix)/# ")"
                                 logger.error(
-                                    "MQTT: \(settings.broker) refused to take \(last.topic): \(Self.reason(last.reason)); check the broker's ACL for this node's topics \(topics.node)/# and \(settings.discoveryPrefix.isEmpty ? "" : "\(settings.discoveryPrefix)/# ")(docs/mqtt.md); refusals on this connection are counted in beaconctl mqtt")
+                                    "MQTT: \(settings.broker) refused to take \(last.topic): \(Self.reason(last.reason)); \(advice)(docs/mqtt.md); refusals on this connection are counted in beaconctl mqtt")
                             }
                             refusedOnConnection += session.refused.count
                             session.refused.removeAll()
                             setStatus(
                                 "connected: \(settings.broker) as node \(nodeID); \(refusedOnConnection) message(s) refused by the broker (last: \(last.topic): \(Self.reason(last.reason)))")
                         }
+                        for (filter, reason) in session.refusedSubscriptions {
+                            // Once a connection: the broker answers each SUBSCRIBE once.
+                            logger.error(
+                                "MQTT: \(settings.broker) refused beacond's subscription to \(filter): \(Self.reason(reason)); beacond then misses what comes there (Home Assistant's restarts, leftover and replaced configs: docs/mqtt.md); check the broker's ACL for reading it")
+                        }
+                        session.refusedSubscriptions.removeAll()
                         if !saidRemovalsDropped, session.publication.removalsDropped > removalsDroppedBefore {
                             saidRemovalsDropped = true
                             logger.warning(
@@ -245,13 +257,22 @@ public final class MQTTPublisher: Sendable {
             if mid == session.lastWord { session.lastWordAnswer = reason }
             if reason >= 128, let topic { session.refused.append((topic, reason)) }
         }
+        // A broker refuses a subscription (its ACL, with MQTT 5: 0x87) in the SUBACK's
+        // reason codes; Mosquitto grants it and delivers nothing instead (docs/mqtt.md).
+        mosquitto_subscribe_callback_set(mosq) { _, context, mid, count, granted in
+            guard let context, let granted, count > 0 else { return }
+            let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
+            if let filter = session.subscribing.removeValue(forKey: mid), granted[0] >= 128 {
+                session.refusedSubscriptions.append((filter, granted[0]))
+            }
+        }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let context, let message, let topic = message.pointee.topic else { return }
             let session = Unmanaged<Session>.fromOpaque(context).takeUnretainedValue()
             // Bounded: the pump drains it after every loop step, and keeps a payload's length and digest.
             let length = message.pointee.payload == nil ? 0 : Int(max(message.pointee.payloadlen, 0))
             let payload = ReceivedPayload(UnsafeRawBufferPointer(start: message.pointee.payload, count: length))
-            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload)) }
+            if session.seen.count < 1024 { session.seen.append((String(cString: topic), payload, message.pointee.retain)) }
         }
         mosquitto_log_callback_set(mosq) { _, context, level, text in
             guard let context, let text, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0 else { return }
@@ -320,7 +341,13 @@ public final class MQTTPublisher: Sendable {
         var mid: Int32 = 0
         let rc = mosquitto_publish(mosq, &mid, message.topic, Int32(message.payload.utf8.count), message.payload, 1, message.retain)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            logger.debug("MQTT: could not publish \(message.topic): \(String(cString: mosquitto_strerror(rc)))")
+            if rc == MOSQ_ERR_OVERSIZE_PACKET.rawValue {
+                // Larger than the broker's Maximum Packet Size (its CONNACK): the broker's
+                // refusal in advance, said and counted as one (it was dropped at debug level).
+                session.refused.append((message.topic, Int32(MQTT_RC_PACKET_TOO_LARGE.rawValue)))
+            } else {
+                logger.debug("MQTT: could not publish \(message.topic): \(String(cString: mosquitto_strerror(rc)))")
+            }
             return nil
         }
         session.unacknowledged += 1
@@ -474,13 +501,17 @@ private final class Session {
     var refusal: String?
     var lastLibraryError: String?
     /// Messages received, each payload as `ReceivedPayload` keeps it.
-    var seen: [(topic: String, payload: ReceivedPayload)] = []
+    var seen: [(topic: String, payload: ReceivedPayload, retained: Bool)] = []
     /// PUBLISHes without their PUBACK on this connection.
     var unacknowledged = 0
     /// Their topics, by message id (at most `unacknowledgedLimit` and the last word).
     var inFlight: [Int32: String] = [:]
     /// PUBLISHes the broker acknowledged with a refusal, since the pump last took them.
     var refused: [(topic: String, reason: Int32)] = []
+    /// SUBSCRIBEs without their SUBACK on this connection: their filters, by message id.
+    var subscribing: [Int32: String] = [:]
+    /// Subscriptions the broker refused, since the pump last took them.
+    var refusedSubscriptions: [(filter: String, reason: Int32)] = []
     /// The message id of `offline` when stopping.
     var lastWord: Int32?
     /// The PUBACK's reason for `lastWord` once it came (0: taken; 128 and up: refused).
@@ -499,6 +530,8 @@ private final class Session {
         unacknowledged = 0
         inFlight.removeAll()
         refused.removeAll()
+        subscribing.removeAll()
+        refusedSubscriptions.removeAll()
         lastLibraryError = nil
         seen.removeAll()
     }

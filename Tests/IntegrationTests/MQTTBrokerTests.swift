@@ -245,6 +245,69 @@ import Testing
         #expect(property.contains(said), "\(property)")
     }
 
+    /// A broker whose ACL refuses beacond's subscriptions answers with MQTT
+    /// 5's "Not authorized" in the SUBACK (EMQX and HiveMQ do; Mosquitto
+    /// grants and delivers nothing): each refused filter is said once (the
+    /// audit of 2026-11-28: nothing was said, and Home Assistant's restarts
+    /// and leftover configs went unnoticed). A scripted broker that takes
+    /// every PUBLISH and refuses every subscription.
+    @Test func subscriptionsTheBrokerRefusesAreSaid() async throws {
+        let broker = Process()
+        let output = Pipe()
+        broker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        broker.arguments = ["-c", """
+            import socket, threading
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(4)
+            print(server.getsockname()[1], flush=True)
+            def varint(data, at):
+                value, shift = 0, 0
+                while True:
+                    byte = data[at]; at += 1
+                    value |= (byte & 0x7F) << shift; shift += 7
+                    if byte < 0x80: return value, at
+            def serve(client):
+                data = b""
+                while True:
+                    chunk = client.recv(65536)
+                    if not chunk: return
+                    data += chunk
+                    while len(data) >= 2:
+                        try: length, start = varint(data, 1)
+                        except IndexError: break
+                        if len(data) < start + length: break
+                        first, body, data = data[0], data[start:start + length], data[start + length:]
+                        kind = first >> 4
+                        if kind == 1: client.sendall(bytes([0x20, 0x03, 0x00, 0x00, 0x00]))        # CONNACK
+                        elif kind == 3 and (first >> 1) & 3 == 1:                                   # PUBLISH, QoS 1: PUBACK
+                            topic = int.from_bytes(body[0:2], "big")
+                            client.sendall(bytes([0x40, 0x02]) + body[2 + topic:4 + topic])
+                        elif kind == 8:                                                             # SUBSCRIBE: all refused
+                            properties, at = varint(body, 2)
+                            at += properties
+                            filters = 0
+                            while at < len(body):
+                                at += 2 + int.from_bytes(body[at:at + 2], "big") + 1
+                                filters += 1
+                            client.sendall(bytes([0x90, 3 + filters]) + body[0:2] + bytes([0x00] + [0x87] * filters))
+                        elif kind == 12: client.sendall(bytes([0xD0, 0x00]))                      # PINGRESP
+                        elif kind == 14: return
+            while True:
+                client, _ = server.accept()
+                threading.Thread(target=serve, args=(client,), daemon=True).start()
+            """]
+        broker.standardOutput = output
+        try broker.run()
+        defer { broker.killAndWait() }
+        let port = try #require(await output.fileHandleForReading.line(deadline: .now() + 60).flatMap { Int($0) })
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n  node_id: deaf\n")
+        try await Self.waitForLog(service) { $0.contains("refused beacond's subscription to homeassistant/status") }
+        let refusals = service.logText.split(separator: "\n").filter { $0.contains("refused beacond's subscription to") }
+        #expect(refusals.count == 3, "one per filter: \(refusals)")
+        #expect(refusals.allSatisfy { $0.contains("Not authorized (0x87)") }, "\(refusals)")
+    }
+
     /// A broker's host name that does not resolve is said as such, with
     /// getaddrinfo's reason, not libmosquitto's bare "Lookup error."
     /// (`.invalid` never resolves: RFC 6761.)
@@ -308,6 +371,25 @@ import Testing
         }
         let property = try Self.mqttProperty(service)
         #expect(said && property.contains("connected: "), "\(property)")
+    }
+
+    /// A broker whose max_packet_size is smaller than the discovery configs
+    /// says so in its CONNACK, and libmosquitto refuses those publishes
+    /// itself: said once a connection as the broker's refusal, with what to
+    /// change, and counted (the audit of 2026-11-28: logged at debug level,
+    /// while beacond said "connected" and Home Assistant got nothing).
+    @Test func messagesOverTheBrokersMaximumPacketSizeAreSaid() async throws {
+        let broker = try await MosquittoBroker(listener: "allow_anonymous true\nmax_packet_size 300")
+        let subscriber = try await MQTTSubscriber(port: broker.port)
+        let service = try await Self.start("  url: mqtt://127.0.0.1:\(broker.port)\n  node_id: small\n")
+        try await subscriber.wait("a small state") { $0.topic == "beacond/small/availability" && $0.payload == "online" }
+        try await Self.waitForLog(service) { $0.contains("refused to take homeassistant/") }
+        let refusals = service.logText.split(separator: "\n").filter { $0.contains("refused to take") }
+        #expect(refusals.count == 1, "\(refusals)")
+        #expect(refusals.first?.contains("(0x95)") == true && refusals.first?.contains("raise the broker's max_packet_size") == true, "\(refusals)")
+        let said = await eventually(seconds: 30) { (try? Self.mqttProperty(service))?.contains("refused by the broker") == true }
+        let property = try Self.mqttProperty(service)
+        #expect(said, "\(property)")
     }
 
     @Test func aWrongPasswordIsSaidOnceRetriedWithBackoffAndAFixedFileIsUsed() async throws {

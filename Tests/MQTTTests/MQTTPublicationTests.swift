@@ -143,6 +143,9 @@ import Testing
         let first = publication.due(now: Self.t0)
         publication.received(topic: "homeassistant/status", payload: ReceivedPayload("offline"))
         #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
+        // A retained `online`, handed to beacond's new subscription, is an old birth: nothing again.
+        publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online"), retained: true)
+        #expect(publication.due(now: Self.t0 + .seconds(2)).isEmpty)
         publication.received(topic: "homeassistant/status", payload: ReceivedPayload("online"))
         #expect(Set(publication.due(now: Self.t0 + .seconds(2)).map(\.topic)) == Set(first.map(\.topic)))
     }
