@@ -130,25 +130,30 @@ struct ObjectTree: Sendable {
         guard signature == wanted else {
             return call.fail(.invalidArgs("Properties.\(member) takes (\(wanted)), got (\(signature))"))
         }
+        // An empty interface name means any of the object's (the D-Bus
+        // specification allows it, as for method calls): the first that has the property.
         let interfaceName = call.arguments[0].string ?? ""
-        guard let interface = interfaces.first(where: { $0.name == interfaceName }) else {
+        let candidates = interfaceName.isEmpty ? interfaces : interfaces.filter { $0.name == interfaceName }
+        guard !candidates.isEmpty else {
             return call.fail(.unknownInterface("\(call.path) has no interface \(interfaceName)"))
         }
         if member == "GetAll" {
-            return call.reply([.vardict(interface.properties.map { ($0.name, $0.get()) })])
+            return call.reply([.vardict(candidates.flatMap { interface in interface.properties.map { ($0.name, $0.get()) } })])
         }
         let name = call.arguments[1].string ?? ""
-        guard let property = interface.properties.first(where: { $0.name == name }) else {
-            return call.fail(.unknownProperty("\(interfaceName) has no property \(name)"))
+        guard let (interface, property) = candidates.lazy.compactMap({ interface in
+            interface.properties.first { $0.name == name }.map { (interface, $0) }
+        }).first else {
+            return call.fail(.unknownProperty("\(interfaceName.isEmpty ? call.path : interfaceName) has no property \(name)"))
         }
         if member == "Get" {
             return call.reply([.variant(property.get())])
         }
         guard let set = property.set else {
-            return call.fail(.propertyReadOnly("\(interfaceName).\(name) is read-only"))
+            return call.fail(.propertyReadOnly("\(interface.name).\(name) is read-only"))
         }
         guard case .variant(let value) = call.arguments[2], value.signature == property.signature else {
-            return call.fail(.invalidArgs("\(interfaceName).\(name) is of type \(property.signature)"))
+            return call.fail(.invalidArgs("\(interface.name).\(name) is of type \(property.signature)"))
         }
         do {
             try set(value, call.sender)

@@ -68,6 +68,11 @@ import Testing
         let properties = "org.freedesktop.DBus.Properties"
         #expect(try await bus.call(path: Self.path, interface: properties, member: "Get", arguments: [.string(Self.interfaceName), .string("Count")])
             == [.variant(.uint32(42))])
+        // No interface named: any of the object's, as the specification allows.
+        #expect(try await bus.call(path: Self.path, interface: properties, member: "Get", arguments: [.string(""), .string("Count")])
+            == [.variant(.uint32(42))])
+        let all = try await bus.call(path: Self.path, interface: properties, member: "GetAll", arguments: [.string("")])
+        #expect(all.first?.stringKeyedEntries?["Count"] == .variant(.uint32(42)), "\(all)")
         #expect(try await bus.call(path: Self.path, interface: properties, member: "GetAll", arguments: [.string(Self.interfaceName)])
             == [.vardict([("Count", .uint32(42)), ("Name", .string("counter"))])])
         _ = try await bus.call(
