@@ -13,16 +13,20 @@ enum CSVLine {
         case unclosedQuote(field: Int)
         /// Something other than spaces follows a field's closing quote.
         case textAfterQuote(field: Int)
+        /// More fields than the reader takes: not split further (a line of a
+        /// hundred million commas would be as many strings).
+        case tooMany(atMost: Int)
 
         var description: String {
             switch self {
             case .unclosedQuote(let field): "field \(field) opens a quote that the line does not close"
             case .textAfterQuote(let field): "field \(field) has text after its closing quote"
+            case .tooMany(let most): "more than \(most) fields"
             }
         }
     }
 
-    static func fields(_ line: Substring) throws(Malformed) -> [String] {
+    static func fields(_ line: Substring, atMost most: Int) throws(Malformed) -> [String] {
         var fields: [String] = []
         var field = ""
         var inQuotes = false
@@ -41,6 +45,7 @@ enum CSVLine {
                     inQuotes = false
                 }
             } else if character == "," {
+                guard fields.count + 1 < most else { throw .tooMany(atMost: most) }
                 fields.append(field)
                 field = ""
                 wasQuoted = false

@@ -60,6 +60,9 @@ public struct Trace: Sendable {
     /// tracked beacons it is not one, and scoring it would cost each row the
     /// work of every venue (one per beacon).
     public static let mostBeacons = EngineLimits().trackedBeacons
+    /// SPEC's columns and as many again a person may keep beside them; a
+    /// header past that is not split further.
+    static let mostColumns = 64
     public var rows: [Row] = []
     /// The first of each kind, in line order.
     public var warnings: [Warning] { [firstReversal, firstRounding].compactMap { $0 }.sorted { $0.line < $1.line } }
@@ -75,11 +78,12 @@ public struct Trace: Sendable {
         guard let (headerNumber, headerLine) = lines.next() else {
             throw ParseError(line: 1, message: "empty trace; expected the header \(Self.header)")
         }
-        let header = try Self.fields(headerLine, line: headerNumber)
+        let header = try Self.fields(headerLine, line: headerNumber, atMost: Self.mostColumns)
         let columns = try Self.columns(header, line: headerNumber)
         var beacons = Set<BeaconIdentity>()
         while let (number, line) = lines.next() {
-            let fields = try Self.fields(line, line: number)
+            // One more than the header, to say how many a row has when it has one too many.
+            let fields = try Self.fields(line, line: number, atMost: header.count + 1)
             if fields.allSatisfy({ $0.allSatisfy(\.isWhitespace) }) { continue }  // a spreadsheet's empty row
             guard fields.count == header.count else {
                 throw ParseError(line: number, message: "\(fields.count) fields where the header has \(header.count)")
@@ -134,9 +138,9 @@ public struct Trace: Sendable {
         }
     }
 
-    private static func fields(_ line: Substring, line number: Int) throws(ParseError) -> [String] {
+    private static func fields(_ line: Substring, line number: Int, atMost most: Int) throws(ParseError) -> [String] {
         do {
-            return try CSVLine.fields(line)
+            return try CSVLine.fields(line, atMost: most)
         } catch {
             throw ParseError(line: number, message: "\(error)")
         }

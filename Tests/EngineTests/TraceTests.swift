@@ -67,6 +67,8 @@ import Testing
         ("1,1,-60,-59,nan", "line 2: true_distance_m 'nan' is not a distance in metres"),
         ("1,1,-60", "line 2: 5 fields where the header has 7"),
         ("1,1,-60,-59,1,extra", "line 2: 8 fields where the header has 7"),
+        // Not split past that: a line of 200 MB of commas took 3 GB as empty strings (an audit of 2026-11-28).
+        ("1,1,-60,-59,1" + String(repeating: ",", count: 100_000), "line 2: more than 8 fields"),
         ("1,1,-60,-59,\"1", "line 2: field 7 opens a quote that the line does not close"),
         ("1,1,\"-60\"x,-59,1", "line 2: field 5 has text after its closing quote"),
     ])
@@ -129,6 +131,7 @@ import Testing
         ("time_ms,uuid,major,minor,rssi,rssi,measured_power,true_distance_m\n0,\(uuid),1,1,-60,-99,-59,1\n",
          "line 1: rssi names columns 5 and 6"),
         ("\n\(Trace.header)\n\n", "line 2: no rows after the header"),
+        ("\(Trace.header)" + String(repeating: ",", count: 100_000) + "\n", "line 1: more than 64 fields"),
         ("\u{FEFF}\r\n \n", "line 1: empty trace"),
         ("\(Trace.header)\n0,E2C56DB5,1,1,-60,-59,1\n", "line 2: uuid 'E2C56DB5' is not a UUID"),
     ])
