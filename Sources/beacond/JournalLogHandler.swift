@@ -28,7 +28,11 @@ struct JournalLogHandler: LogHandler {
         if let own = event.metadata { merged.merge(own) { _, new in new } }
         let details = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let prefix = "<\(Self.priority(event.level))>"
-        let text = (event.message.description + details).split(separator: "\n", omittingEmptySubsequences: false)
+        // Every line break journald would see starts a line with the priority:
+        // in Swift "\r\n" is one Character, not "\n", and a file's text can hold
+        // one (a quoted path) followed by `<0>`, an emergency journald sends to every terminal.
+        let text = (event.message.description + details)
+            .split(omittingEmptySubsequences: false) { $0.isNewline || $0 == "\0" }
             .map { prefix + $0 + "\n" }.joined()
         // One write per message: lines of concurrent messages never interleave.
         // Cut short, the line is ended, or the next message would run on under this one's priority.

@@ -745,6 +745,37 @@ import Testing
         }
     }
 
+    /// A message that carries a file's text with a line break in it (here a
+    /// quoted path with "\r\n", which Swift counts as one Character, not
+    /// "\n") still gives every line journald will see the message's
+    /// priority: the text after it cannot pass for an emergency (`<0>`).
+    @Test func aLineBreakInAMessageCannotForgeAJournalPriority() async throws {
+        let state = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let configuration = state.appendingPathComponent("beacons.yaml")
+        let text = try String(contentsOfFile: TestSupport.repository("beacons.yaml"), encoding: .utf8)
+            + "\nmqtt:\n  url: mqtts://127.0.0.1\n  ca_file: \"/nonexistent\\r\\n<0>forged\\u0000<0>forged\"\n"
+        try Data(text.utf8).write(to: configuration)
+        let log = state.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        var status = stat()
+        try #require(stat(log.path, &status) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = ["--bus", "none", "--state-dir", state.path, "--config", configuration.path, "--source", "simulate"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOURNAL_STREAM"] = "\(status.st_dev):\(status.st_ino)"
+        process.environment = environment
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 78)
+        let bytes = try Data(contentsOf: log)
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
+        #expect(lines.contains { String(decoding: $0, as: UTF8.self).contains("forged") }, "\(String(decoding: bytes, as: UTF8.self))")
+        #expect(lines.allSatisfy { $0.starts(with: Array("<2>".utf8)) }, "\(String(decoding: bytes, as: UTF8.self))")
+    }
+
     /// A SIGHUP while beacond starts (reading a large configuration) is
     /// ignored, not SIGHUP's default end (an audit of 2026-11-28): it is
     /// sent once /proc says SIGPIPE is ignored, which beacond sets just after
