@@ -468,13 +468,15 @@ struct NodeReader {
         problems.append(ConfigurationProblem(file: file, line: node.line, field: Self.bounded(field), message: Self.bounded(message)))
     }
 
-    /// The most characters of a problem's field or message. Values are quoted
-    /// shortened (`quotedForMessage`); this bounds what else may carry the
-    /// file's text (a path), so that 100 problems stay a message a journal
-    /// takes: 100 aliases of a 1 MB value made a 100 MB error.
+    /// The most Unicode scalars of a problem's field or message (4,000 bytes
+    /// at most). Values are quoted shortened (`quotedForMessage`); this bounds
+    /// what else may carry the file's text (a path), so that 100 problems stay
+    /// a message a journal takes: 100 aliases of a 1 MB value made a 100 MB error.
     static let longestText = 1_000
 
     private static func bounded(_ text: String) -> String {
-        text.utf8.count > longestText ? String(text.prefix(longestText)) + "…" : text
+        let scalars = text.unicodeScalars
+        guard !scalars.dropFirst(longestText).isEmpty else { return text }
+        return String(String.UnicodeScalarView(scalars.prefix(longestText))) + "…"
     }
 }

@@ -422,6 +422,12 @@ import Testing
         #expect(error.problems.count == ConfigurationError.mostProblems, "\(error.problems.count)")
         #expect(error.description.utf8.count < 64 << 10, "\(error.description.utf8.count) bytes")
         #expect(error.problems.contains { $0.message.hasSuffix("got '" + String(repeating: "A", count: 64) + "…'") }, "\(error.problems.prefix(3))")
+        // One letter and half a million combining accents is one Character of 1 MB: bounded by scalars.
+        let accented = "A" + String(repeating: "\u{301}", count: 500_000)
+        let marks = try #require(throws: ConfigurationError.self) {
+            try ConfigurationLoader.parse(yaml.replacingOccurrences(of: huge, with: accented), file: "beacons.yaml")
+        }
+        #expect(marks.description.utf8.count < 64 << 10, "\(marks.description.utf8.count) bytes")
         // An unknown key is named shortened too (a long one needs YAML's explicit `? key`).
         let key = Self.problems(Self.valid + "\nmqtt:\n  ? \(huge)\n  : 1\n")
         #expect(key.map(\.field).first == "mqtt." + String(repeating: "A", count: 64) + "…", "\(key.map(\.field).map { $0.prefix(80) })")
