@@ -259,6 +259,55 @@ import Testing
         func stop() { process.killAndWait() }
     }
 
+    /// A BlueZSource run directly (quiet after 5 s), with what it says kept.
+    final class WatchedSource: Sendable {
+        private final class Heard: Sendable { let events = Mutex<[SourceEvent]>([]) }
+        private let heard = Heard()
+        private let running: Task<Void, any Error>
+
+        init(bus: PrivateBus) throws {
+            let source = BlueZSource(adapter: "hci0", bus: .address(bus.address), quietCheck: .seconds(5))
+            running = Task { [heard] in try await source.run { event in heard.events.withLock { $0.append(event) } } }
+        }
+
+        func stop() { running.cancel() }
+
+        /// What it has said so far, in order.
+        var events: [SourceEvent] { heard.events.withLock { $0 } }
+
+        /// Whether it has said something `wanted` accepts, within 20 s.
+        func said(_ wanted: (SourceEvent) -> Bool) async -> Bool {
+            await eventually(seconds: 20) { self.events.contains(where: wanted) }
+        }
+
+        static func availability(_ available: Bool, _ prefix: String) -> (SourceEvent) -> Bool {
+            { if case .availability(available, let reason) = $0 { reason.hasPrefix(prefix) } else { false } }
+        }
+
+        static func note(_ part: String) -> (SourceEvent) -> Bool {
+            { if case .note(let text) = $0 { text.contains(part) } else { false } }
+        }
+    }
+
+    /// A re-arm whose StopDiscovery BlueZ answers InProgress (BlueZ 5.66's
+    /// stop_discovery when a StartDiscovery of ours still waits for its reply
+    /// there) leaves our session in place: the StartDiscovery after it,
+    /// answered InProgress too, is ours already, not a refusal (the review of
+    /// 2026-11-28: read as no session, beacond said "not scanning" for good,
+    /// asking every 5 s, while BlueZ discovered for it).
+    @Test func aRearmWhoseStopIsInProgressGoesOnDiscovering() async throws {
+        let bus = try PrivateBus()
+        let mock = try MockBlueZ(bus: bus)
+        let watched = try WatchedSource(bus: bus)
+        defer { watched.stop() }
+        #expect(await watched.said(WatchedSource.availability(true, "discovering through BlueZ on hci0")), "\(watched.events)")
+        try mock.run(["fail-stop", "hci0"])
+        #expect(await watched.said(WatchedSource.note("restarted our discovery (StopDiscovery, StartDiscovery; try 1 of 3)")), "\(watched.events)")
+        let calls = try mock.calls().filter { ["StopDiscovery", "StartDiscovery"].contains($0.method) }.dropFirst()
+        #expect(calls.map(\.method) == ["StopDiscovery", "StartDiscovery"] && calls.allSatisfy { $0.error == "org.bluez.Error.InProgress" }, "\(calls)")
+        #expect(!watched.events.contains(where: WatchedSource.availability(false, "")), "\(watched.events)")
+    }
+
     /// A silence re-arm whose StartDiscovery BlueZ refuses, as BlueZ 5.66 on
     /// Debian's 6.1 kernel does when it follows our StopDiscovery too closely
     /// (the real-stack CI run of 2026-11-27): refused once, it is asked again
@@ -274,40 +323,25 @@ import Testing
         let mock = try MockBlueZ(bus: bus)
         let other = try anotherClientDiscovering ? OtherDiscoveringClient(bus: bus) : nil
         defer { other?.stop() }
-        final class Seen: Sendable { let events = Mutex<[SourceEvent]>([]) }
-        let seen = Seen()
-        let source = BlueZSource(adapter: "hci0", bus: .address(bus.address), quietCheck: .seconds(5))
-        let running = Task { try await source.run { event in seen.events.withLock { $0.append(event) } } }
-        defer { running.cancel() }
-        func said(_ wanted: (SourceEvent) -> Bool) async -> Bool {
-            await eventually(seconds: 20) { seen.events.withLock { $0.contains(where: wanted) } }
-        }
-        func availability(_ available: Bool, _ prefix: String) -> (SourceEvent) -> Bool {
-            { if case .availability(available, let reason) = $0 { reason.hasPrefix(prefix) } else { false } }
-        }
-        func note(_ part: String) -> (SourceEvent) -> Bool {
-            { if case .note(let text) = $0 { text.contains(part) } else { false } }
-        }
-
-        #expect(await said(availability(true, "discovering through BlueZ on hci0")), "\(seen.events.withLock { $0 })")
+        let watched = try WatchedSource(bus: bus)
+        defer { watched.stop() }
+        #expect(await watched.said(WatchedSource.availability(true, "discovering through BlueZ on hci0")), "\(watched.events)")
         try mock.run(["fail-discovery", "hci0", "--times", "\(refusals)"])
-        #expect(await said(note("restarted our discovery (StopDiscovery, StartDiscovery; try 1 of 3)")), "\(seen.events.withLock { $0 })")
+        #expect(await watched.said(WatchedSource.note("restarted our discovery (StopDiscovery, StartDiscovery; try 1 of 3)")), "\(watched.events)")
         if refusals > BlueZSession.rearmQuickTries {
-            #expect(await said(availability(false, "BlueZ answered StartDiscovery on hci0 with InProgress")), "\(seen.events.withLock { $0 })")
+            #expect(await watched.said(WatchedSource.availability(false, "BlueZ answered StartDiscovery on hci0 with InProgress")), "\(watched.events)")
             let resumed = await eventually(seconds: 20) {
-                seen.events.withLock { events in
-                    events.last { if case .availability = $0 { true } else { false } }.map(availability(true, "discovering")) ?? false
-                }
+                watched.events.last { if case .availability = $0 { true } else { false } }.map(WatchedSource.availability(true, "discovering")) ?? false
             }
-            #expect(resumed, "\(seen.events.withLock { $0 })")
+            #expect(resumed, "\(watched.events)")
         }
         try Self.addCounters(mock)
-        #expect(await said(note("advertisements came back after restarting discovery")), "\(seen.events.withLock { $0 })")
+        #expect(await watched.said(WatchedSource.note("advertisements came back after restarting discovery")), "\(watched.events)")
         let starts = try mock.calls().filter { $0.method == "StartDiscovery" }.dropFirst(anotherClientDiscovering ? 2 : 1)  // the re-arm's, after the first discoveries'
         #expect(starts.prefix(refusals).allSatisfy { $0.error == "org.bluez.Error.InProgress" } && starts.dropFirst(refusals).first?.error == nil)
         if refusals <= BlueZSession.rearmQuickTries {
             // Refused once and started 250 ms later: nothing said.
-            #expect(!seen.events.withLock { $0.contains(where: availability(false, "")) }, "\(seen.events.withLock { $0 })")
+            #expect(!watched.events.contains(where: WatchedSource.availability(false, "")), "\(watched.events)")
         }
     }
 

@@ -61,6 +61,10 @@ fail-discovery hci0 [--times N]
     The next N StartDiscovery calls (default 1) answer InProgress without
     starting anything, as BlueZ 5.66 answers a client when the kernel refuses
     its Start Discovery (discovery_complete: btd_error_busy).
+fail-stop hci0 [--times N]
+    The next N StopDiscovery calls (default 1) answer InProgress and stop
+    nothing, as BlueZ 5.66 answers a client whose own StartDiscovery is still
+    waiting for its reply (stop_discovery: client->msg).
 wait-discovering hci0 [--state on|off] [--timeout S]
     Poll until Adapter1.Discovering has the given state (default on).
 objects
@@ -311,6 +315,7 @@ class AdapterState:  # pylint: disable=too-few-public-methods
         self.clients = {}         # unique bus name -> Client
         self.discoverable_by_discovery = False
         self.failing_starts = 0   # StartDiscovery calls still to refuse (`fail-discovery`)
+        self.failing_stops = 0    # StopDiscovery calls still to refuse (`fail-stop`)
         self.calls = []           # rich call records for `calls`
 
 
@@ -720,6 +725,9 @@ class BluezMock:
             def body():
                 if not model.powered(adapter):
                     raise not_ready()
+                if adapter.bm.failing_stops > 0:
+                    adapter.bm.failing_stops -= 1
+                    raise dbus_error(BLUEZ_ERR + 'InProgress', 'Operation already in progress')
                 client = adapter.bm.clients.get(sender)
                 if client is None or not client.discovering:
                     raise dbus_error(BLUEZ_ERR + 'Failed', 'No discovery started')
@@ -896,6 +904,9 @@ class BluezMock:
         def FailDiscoveryStarts(_obj, name, times):  # noqa: N802 pylint: disable=invalid-name
             model.adapter(str(name)).bm.failing_starts = int(times)
 
+        def FailDiscoveryStops(_obj, name, times):  # noqa: N802 pylint: disable=invalid-name
+            model.adapter(str(name)).bm.failing_stops = int(times)
+
         def AddDevice(_obj, name, address, address_type, rssi, mfr, device_name):  # noqa: N802 pylint: disable=invalid-name
             adapter = model.adapter(str(name))
             return run(lambda: dbus.ObjectPath(model.create_device(
@@ -946,7 +957,7 @@ class BluezMock:
                          (SetPowered, 'sb', 's'), (AddDevice, 'sssna{qv}s', 'o'),
                          (Advertise, 'ssna{qv}b', 's'), (GetManufacturerData, 'ss', 'a{qv}'),
                          (RemoveDevice, 'ss', ''), (GetCalls, 's', 'as'), (ClearCalls, 's', ''),
-                         (FailDiscoveryStarts, 'su', '')):
+                         (FailDiscoveryStarts, 'su', ''), (FailDiscoveryStops, 'su', '')):
             self.export(main, EXT_IFACE, fn, i, o)
 
 
@@ -1123,6 +1134,11 @@ def cmd_fail_discovery(args):
     print(f'the next {args.times} StartDiscovery on {args.adapter} answer InProgress')
 
 
+def cmd_fail_stop(args):
+    Control(args.bus).call('FailDiscoveryStops', args.adapter, dbus.UInt32(args.times))
+    print(f'the next {args.times} StopDiscovery on {args.adapter} answer InProgress')
+
+
 def cmd_wait_discovering(args):
     want = args.state == 'on'
     deadline = time.monotonic() + args.timeout
@@ -1216,6 +1232,11 @@ def build_parser():
     p.add_argument('adapter')
     p.add_argument('--times', type=int, default=1)
     p.set_defaults(func=cmd_fail_discovery)
+
+    p = sub.add_parser('fail-stop', parents=[common], help='refuse the next StopDiscovery calls with InProgress')
+    p.add_argument('adapter')
+    p.add_argument('--times', type=int, default=1)
+    p.set_defaults(func=cmd_fail_stop)
 
     p = sub.add_parser('wait-discovering', parents=[common], help='wait for Adapter1.Discovering')
     p.add_argument('adapter')

@@ -183,8 +183,10 @@ struct BlueZSession {
                     destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter, member: "StopDiscovery")
                 session = .none
             } catch {
-                // BlueZ's own errors (Failed "No discovery started", NotReady) say it holds none.
-                session = error.name.hasPrefix("org.bluez.Error.") ? .none : .unknown
+                // Failed ("No discovery started") and NotReady (powered off) say BlueZ holds none;
+                // InProgress says ours is there with a call of ours still pending (stop_discovery:
+                // client->msg), and anything else is not an answer.
+                session = ["org.bluez.Error.Failed", "org.bluez.Error.NotReady"].contains(error.name) ? .none : .unknown
             }
             await startDiscovery(rearm: true, deliver)
             deliver(.note(
