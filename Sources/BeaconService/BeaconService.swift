@@ -472,17 +472,18 @@ public final class BeaconService: Service, Sendable {
 }
 
 extension MQTTNodeState {
-    /// `beacons.yaml`'s regions, and the beacons ranged for them, only: a
-    /// D-Bus client's regions, and the beacons ranged only for those, are
-    /// its own business.
+    /// `beacons.yaml`'s regions, and the beacons ranged for them (in one of
+    /// them that is inside), only: a D-Bus client's regions, and the beacons
+    /// ranged only for those, are its own business.
     init(_ snapshot: ServiceSnapshot) {
         let configured = snapshot.configuration.regions
+        let inside = configured.filter { snapshot.regionStates[$0.key] == .inside }
         self.init(
             nearest: snapshot.nearest,
             regions: Dictionary(
                 configured.map { ($0.id, snapshot.regionStates[$0.key] ?? .unknown) }, uniquingKeysWith: { first, _ in first }),
             scanning: snapshot.available, scanningReason: snapshot.availabilityReason,
-            beacons: snapshot.ranged.filter { beacon in configured.contains { $0.constraint.matches(beacon.identity) } })
+            beacons: snapshot.ranged.filter { beacon in inside.contains { $0.constraint.matches(beacon.identity) } })
     }
 }
 

@@ -42,7 +42,7 @@ public struct MQTTSettings: Hashable, Sendable {
     }
 
     /// The password a password file holds: its one line, a trailing line
-    /// break (LF, CRLF or CR) ignored; any other byte is the password's. Checked by `check-config` and again at every
+    /// break (LF, CRLF or CR) ignored; any other byte but NUL is the password's. Checked by `check-config` and again at every
     /// connection attempt, so both refuse the same files.
     public static func password(inFile bytes: [UInt8]) throws(PasswordFileProblem) -> String {
         var line = bytes[...]
