@@ -246,4 +246,25 @@ import Testing
         // The first scan and two tries: three enables, no more.
         #expect(controller.sent.filter { $0 == HCIScannerTests.legacyEnable }.count == 3)
     }
+
+    /// Another program disabling the scan after the tries were spent (a
+    /// night's empty café, then `bluetoothctl scan on; scan off`) has its
+    /// silence count afresh: the scan is re-issued and beacons are heard again
+    /// (an audit of 2026-11-28: nothing re-issued it, deaf until a restart).
+    @Test func aScanDisabledByAnotherProgramAfterTheTriesIsReissued() async throws {
+        let controller = ScriptedController()
+        let source = HCISource(adapter: "hci0", quietCheck: .milliseconds(5), recoveryAttempts: 1) { _ throws(SourceError) in controller }
+        let foreignDisable: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00]
+        let seen = try await Self.run(source) { seen in
+            if case .note(let note) = seen.last, note.hasPrefix("hci0: still no advertising report") {
+                controller.state.withLock {
+                    $0.incoming.append(foreignDisable)
+                    $0.reports = [ScriptedController.iBeaconReport(minor: 1)]
+                }
+            }
+            return seen.last == .report(minor: 1)
+        }
+        #expect(seen.last == .report(minor: 1), "\(seen)")
+        #expect(seen.contains { if case .note(let note) = $0 { note.contains("re-issued the scan (try 1 of 1)") } else { false } })
+    }
 }
