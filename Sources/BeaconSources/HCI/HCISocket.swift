@@ -75,7 +75,12 @@ public final class HCISocket: HCIChannel {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = max(0, min(Double(Int32.max), (timeout / .milliseconds(1)).rounded(.up)))
         let ready = poll(&poller, 1, Int32(milliseconds))
-        if ready < 0 && errno == EINTR { return nil }
+        if ready < 0 {
+            let code = errno
+            if code == EINTR { return nil }
+            // Returned at once, it would have the scan loop spin a core (ENOMEM, EINVAL).
+            throw .unavailable("cannot wait for \(name)'s events (\(Self.describe(code)))")
+        }
         guard ready > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 1 + 2 + 255)
         let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
