@@ -115,7 +115,7 @@ import Testing
         #expect {
             try scanner.start()
         } throws: { error in
-            "\(error)".contains("did not answer Read Local Supported Commands") && "\(error)".contains("hciconfig hci0 reset")
+            "\(error)".contains("did not answer Read Local Supported Commands") && "\(error)".contains("sudo hciconfig hci0 down; sudo hciconfig hci0 up")
         }
     }
 

@@ -139,7 +139,8 @@ public struct HCIScanner<Channel: HCIChannel> {
             guard remaining > .zero, let packet = try channel.receive(timeout: remaining) else {
                 throw .unavailable(
                     "\(channel.name) did not answer \(command) within \(Self.commandTimeout); "
-                        + "try `sudo hciconfig \(channel.name) reset`, or unplug and replug the adapter")
+                        + "try `sudo hciconfig \(channel.name) down; sudo hciconfig \(channel.name) up` (a bare `reset` leaves "
+                        + "its event masks cleared: no LE event reaches anyone), or unplug and replug the adapter")
             }
             guard packet.first == HCISocketFilter.eventPacketType else { continue }
             let event = packet[1...]

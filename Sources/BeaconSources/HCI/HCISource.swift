@@ -139,7 +139,7 @@ public struct HCISource: Sendable {
                 emit(.event(.note(
                     "\(channel.name): still no advertising report after \(attempts) re-issued scans "
                         + "(\(quiet.configurationText) of quiet); leaving the scan alone until one arrives. Nothing in "
-                        + "range, or a deaf radio: `sudo hciconfig \(channel.name) reset`")))
+                        + "range, or a deaf radio: `sudo hciconfig \(channel.name) down; sudo hciconfig \(channel.name) up`")))
             case nil:
                 break
             }
