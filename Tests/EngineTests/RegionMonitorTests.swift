@@ -105,6 +105,27 @@ import Testing
         #expect(S.transitions(events).isEmpty)
     }
 
+    /// A strong beacon silent for a few seconds (stale, not yet gone) still
+    /// speaks for its region: a weak beacon heard alone meanwhile does not
+    /// make it exit below exit_rssi (an audit of 2026-11-28: it did, at once,
+    /// and the region entered again when the strong one was next heard).
+    /// Once the strong one has been silent for exit_after, the weak one decides.
+    @Test func aWeakBeaconDoesNotExitARegionWhoseStrongOneIsBrieflySilent() {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.ranging.enterRSSI = -80
+                $0.ranging.exitRSSI = -90
+            }, now: S.t0)
+        let (strong, weak) = ((S.identity(1, 1), Int8(-70), Duration.milliseconds(100)), (S.identity(1, 2), Int8(-95), Duration.milliseconds(100)))
+        var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(5))
+        #expect(S.transitions(events).map(\.kind) == [.entered])
+        events = S.feed(&engine, [weak], from: S.t0 + .seconds(5), for: .seconds(6))
+        #expect(S.transitions(events).isEmpty, "\(S.transitions(events))")
+        events = S.feed(&engine, [weak], from: S.t0 + .seconds(11), for: .seconds(10))
+        #expect(S.transitions(events).map(\.kind) == [.exited])
+        #expect(S.transitions(events).first.map { $0.time >= S.t0 + .seconds(15) } == true, "\(S.transitions(events))")
+    }
+
     @Test func withoutEvidenceTheRegionIsDeterminedOutsideSilently() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         var events: [EngineEvent] = []

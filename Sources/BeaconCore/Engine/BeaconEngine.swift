@@ -145,11 +145,14 @@ public struct BeaconEngine: Sendable {
                 forget(at: index, into: &events)  // the last track moves here
                 continue
             }
-            let fresh = silence <= Ranger.staleAfter(interval: interval, minimum: staleAfter)
+            // A beacon's level speaks for its regions while it is heard within
+            // `exit_after`, stale or not: a strong one silent for a few seconds
+            // left a weak one heard alone to decide, and the region exited.
+            let recent = silence <= exitAfter
             let level = tracks[index].filter.estimate
             for region in tracks[index].regionIndices {
                 if let interval { slowest[region] = max(slowest[region] ?? .zero, interval) }
-                if fresh, level.isFinite { strongest[region] = max(strongest[region] ?? -.infinity, level) }
+                if recent, level.isFinite { strongest[region] = max(strongest[region] ?? -.infinity, level) }
             }
             index += 1
         }

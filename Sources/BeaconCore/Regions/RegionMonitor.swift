@@ -180,7 +180,7 @@ public struct RegionMonitor: Sendable {
     ///
     /// - Parameters:
     ///   - slowestInterval: per region, the longest advertising interval of its beacons.
-    ///   - strongestRSSI: per region, the best filtered RSSI of its fresh beacons.
+    ///   - strongestRSSI: per region, the best filtered RSSI of its beacons heard within `exit_after`.
     mutating func tick(
         now: Timestamp, slowestInterval: (Int) -> Duration?, strongestRSSI: (Int) -> Double?,
         into transitions: inout [RegionTransition]
