@@ -191,4 +191,22 @@ import Testing
         #expect(Set(ranged.suffix(2).map(\.identity)) == [once, quiet])
         #expect(ranged.suffix(2).allSatisfy { $0.proximity == .unknown })
     }
+
+    /// A beacon heard on without an RSSI (HCI's 127, a controller that
+    /// measures none) is present, but its distance grows old: unknown once
+    /// no sample has come for stale_after, as SPEC asks of samples too old
+    /// (an audit of 2026-11-28: a minute-old distance stayed "near").
+    @Test func sightingsWithoutAnRSSIDoNotKeepADistanceFresh() {
+        var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
+        let beacon = S.identity(1, 1)
+        D.play(&engine, [TestBeacon(identity: beacon, interval: .milliseconds(100), rssi: -60)], from: S.t0, until: Self.at(5_000))
+        #expect(engine.rangedBeacon(beacon)?.proximity != .unknown)
+        var events: [EngineEvent] = []
+        for tenth in 0..<600 {
+            let now = Self.at(5_000 + Int64(tenth) * 100)
+            engine.ingest(S.sighting(beacon, rssi: nil, at: now), into: &events)
+            if tenth % 2 == 0 { engine.tick(now: now, into: &events) }
+        }
+        #expect(engine.rangedBeacon(beacon).map { $0.proximity == .unknown && $0.distance < 0 } == true, "\(String(describing: engine.rangedBeacon(beacon)))")
+    }
 }

@@ -164,8 +164,8 @@ public struct BeaconEngine: Sendable {
         // or was stale and is, while no region changed: it only repeats the
         // last sighting's answer. (A stranger refused at the cap may find room.)
         for index in tracks.indices {
-            let fresh =
-                now - tracks[index].lastSeen <= Ranger.staleAfter(interval: tracks[index].interval, minimum: staleAfter)
+            let fresh = BeaconTrack.isFresh(
+                lastSample: tracks[index].lastSample, interval: tracks[index].interval, at: now, minimum: staleAfter)
             if regionsChanged || fresh != tracks[index].wasFresh || tracks[index].isRefused {
                 rangeAndPublish(index, now: now, into: &events)
             }

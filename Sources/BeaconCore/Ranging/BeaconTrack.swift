@@ -7,6 +7,9 @@ struct BeaconTrack: Sendable {
     var filter: RSSIFilter
     var lastRSSI: Int8?
     var lastSeen: Timestamp
+    /// The last sighting that carried an RSSI: how old the distance is. A
+    /// beacon heard without one (HCI's 127) is present, but measured no nearer.
+    var lastSample: Timestamp?
     var frameMeasuredPower: Int8
     var address: BluetoothAddress
     /// Typical time between sightings (an average of gaps, packet loss included).
@@ -86,12 +89,20 @@ struct BeaconTrack: Sendable {
         address = sighting.address
         if let rssi = sighting.rssi {
             filter.update(rssi: Double(rssi), at: sighting.time, walkingRate: walkingRate)
+            lastSample = max(lastSample ?? sighting.time, sighting.time)
         }
     }
 
-    /// How long without a sighting before this beacon's figures are too old:
-    /// never less than a few of its own advertising intervals.
-    func staleAfter(minimum: Duration) -> Duration {
-        Ranger.staleAfter(interval: interval, minimum: minimum)
+    /// Whether its figures are recent enough to report: a sample within a
+    /// few of its own advertising intervals, and never less than `minimum`.
+    /// Sightings without an RSSI do not count (until 2026-11-28 they did, and
+    /// kept a minute-old distance reported as current).
+    func isFresh(at now: Timestamp, minimum: Duration) -> Bool {
+        Self.isFresh(lastSample: lastSample, interval: interval, at: now, minimum: minimum)
+    }
+
+    /// The same from the two fields, for a loop over every track that must not copy one.
+    static func isFresh(lastSample: Timestamp?, interval: Duration?, at now: Timestamp, minimum: Duration) -> Bool {
+        lastSample.map { now - $0 <= Ranger.staleAfter(interval: interval, minimum: minimum) } ?? false
     }
 }

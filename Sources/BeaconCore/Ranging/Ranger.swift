@@ -61,7 +61,7 @@ public struct Ranger: Hashable, Sendable {
     /// Updates the track's distance distribution and band after a sighting
     /// or as time passes. Whatever is reported comes from these (`beacon`).
     func range(_ track: inout BeaconTrack, now: Timestamp) {
-        let fresh = now - track.lastSeen <= track.staleAfter(minimum: staleAfter)
+        let fresh = track.isFresh(at: now, minimum: staleAfter)
         track.wasFresh = fresh
         if track.filter.samples >= minimumSamples, track.filter.estimate.isFinite, fresh {
             let estimate = distribution(
