@@ -43,6 +43,23 @@ import Testing
         #expect(announced == [false, true, false], "\(announced)")
     }
 
+    /// `switch_dwell: 0` switches at the first update that sees the
+    /// challenger ahead by the margin, not one tick later (an audit of 2026-11-28).
+    @Test func aDwellOfZeroSwitchesAtOnce() {
+        var selector = VenueSelector(margin: 0.2, dwell: .zero)
+        _ = selector.update(candidates: [Self.candidate(0, 1)], venues: Self.venues, preferred: nil, now: Self.at(0))
+        #expect(selector.current?.venueID == "a")
+        _ = selector.update(candidates: [Self.candidate(0, 3), Self.candidate(1, 1)], venues: Self.venues, preferred: nil, now: Self.at(200))
+        #expect(selector.current?.venueID == "b")
+        // With a dwell, the first such update only starts it.
+        var dwelling = VenueSelector(margin: 0.2, dwell: .milliseconds(400))
+        _ = dwelling.update(candidates: [Self.candidate(0, 1)], venues: Self.venues, preferred: nil, now: Self.at(0))
+        _ = dwelling.update(candidates: [Self.candidate(0, 3), Self.candidate(1, 1)], venues: Self.venues, preferred: nil, now: Self.at(200))
+        #expect(dwelling.current?.venueID == "a")
+        _ = dwelling.update(candidates: [Self.candidate(0, 3), Self.candidate(1, 1)], venues: Self.venues, preferred: nil, now: Self.at(600))
+        #expect(dwelling.current?.venueID == "b")
+    }
+
     static func still(_ candidate: VenueSelector.Candidate, _ isStill: Bool) -> VenueSelector.Candidate {
         var candidate = candidate
         candidate.beacon.isStationary = isStill

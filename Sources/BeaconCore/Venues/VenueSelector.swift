@@ -99,11 +99,10 @@ public struct VenueSelector: Sendable {
             if let incumbent, best.venueIndex != incumbent.venueIndex,
                 best.beacon.distance < incumbent.beacon.distance * (1 - margin)
             {
-                if let since = challengedSince {
-                    if now - since >= dwell { winner = best }
-                } else {
-                    challengedSince = now
-                }
+                // The challenge counts from its first update; a dwell of zero switches in that one.
+                let since = challengedSince ?? now
+                challengedSince = since
+                if now - since >= dwell { winner = best }
             } else {
                 challengedSince = nil
             }
