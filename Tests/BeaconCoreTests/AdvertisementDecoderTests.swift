@@ -100,9 +100,10 @@ import Testing
         #expect(decoder.malformedEvents == 2)
     }
 
-    /// RSSI 127 (HCI's "not available") and 0 are no reading: the sighting is
+    /// RSSI 127 (HCI's "not available"), 0 and what HCI cannot report
+    /// (−128, +21…+126: a damaged capture) are no reading: the sighting is
     /// still there (presence), its RSSI is `nil`, from an HCI event (hci, replay) ...
-    @Test(arguments: [UInt8(127), 0])
+    @Test(arguments: [UInt8(127), 0, 0x80, 21, 100])
     func noReadingInAnHCIEvent(rssiByte: UInt8) throws {
         var event = Fixtures.raspberryPiIBeaconEvent
         event[event.count - 1] = rssiByte
@@ -117,7 +118,7 @@ import Testing
     }
 
     /// ... and from an advertisement a source decoded itself (bluez, simulate).
-    @Test(arguments: [Int8(127), 0])
+    @Test(arguments: [Int8(127), 0, -128, 21, 100])
     func noReadingInAnAdvertisement(rssi: Int8) throws {
         var decoder = AdvertisementDecoder()
         let report = AdvertisingReport(
@@ -129,7 +130,8 @@ import Testing
         #expect(sighting.identity.uuid == Fixtures.estimoteUUID)
     }
 
-    @Test(arguments: [Int8(-1), -127, -128, 20, 126])
+    /// Every other value HCI can report (−127…+20 dBm) is a reading.
+    @Test(arguments: [Int8(-1), -127, -60, 1, 20])
     func everyOtherRSSIIsAReading(rssi: Int8) throws {
         var decoder = AdvertisementDecoder()
         let report = AdvertisingReport(

@@ -18,12 +18,13 @@ public struct BeaconSighting: Sendable, Equatable {
     public var identity: BeaconIdentity { frame.identity }
 
     /// An RSSI reading, or `nil` for the values that mean none was taken:
-    /// 127 (HCI's "not available") and 0 (what some stacks, sniffers and
-    /// recordings put when they measured nothing). Every way into the engine
+    /// 127 (HCI's "not available"), 0 (what some stacks, sniffers and
+    /// recordings put when they measured nothing), and anything outside HCI's
+    /// −127…+20 dBm (a damaged capture: +100 dBm ranged at 10 nm). Every way into the engine
     /// (the decoder for live sources and captures, `evaluate --trace` for
     /// recordings) passes its RSSI through here, so the sighting is still
     /// presence but no filter or distance sees a number never measured.
     public static func reading(_ rssi: Int8) -> Int8? {
-        rssi == 127 || rssi == 0 ? nil : rssi
+        (-127...20).contains(rssi) && rssi != 0 ? rssi : nil
     }
 }
