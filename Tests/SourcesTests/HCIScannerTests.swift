@@ -62,6 +62,23 @@ import Testing
         #expect(controller.sentOpcodes.allSatisfy { !extendedOpcodes.contains($0) })
     }
 
+    /// A controller that lists extended scanning and answers its first
+    /// command Unknown HCI Command (the kernel's HCI_QUIRK_BROKEN_EXT_SCAN:
+    /// Actions ATS2851, BCM4377) is scanned with the legacy commands, and
+    /// says why (an audit of 2026-11-28: beacond stopped, exit 69, for good).
+    @Test func extendedScanningRefusedAsUnknownFallsBackToLegacy() throws {
+        let controller = ScriptedController {
+            $0.octet37 = 0b0110_0000
+            $0.statuses[ScanCommands.extended.parametersOpcode] = .unknownCommand
+        }
+        var scanner = HCIScanner(channel: controller)
+        let mode = try scanner.start()
+        #expect(mode == .scanning(.legacy, because: "hci0 lists extended scanning but answered LE Set Extended Scan Parameters (0x2041) with Unknown HCI Command (0x1)"), "\(mode)")
+        #expect(controller.sent.suffix(2) == [Self.legacyParameters, Self.legacyEnable])
+        scanner.stop()
+        #expect(controller.sent.last == Self.legacyDisable)
+    }
+
     @Test func unreadableBitmapFallsBackToLegacy() throws {
         let controller = ScriptedController { $0.statuses[HCICommand.readLocalSupportedCommandsOpcode] = .unknownCommand }
         var scanner = HCIScanner(channel: controller)

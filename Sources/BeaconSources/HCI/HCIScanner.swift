@@ -12,15 +12,15 @@ import BeaconCore
 /// more and read the reports that scan produces.
 public struct HCIScanner<Channel: HCIChannel> {
     public enum Mode: Sendable, Equatable, CustomStringConvertible {
-        /// Scanning with commands of this family.
-        case scanning(ScanCommands)
+        /// Scanning with commands of this family; `because` says why legacy when the controller lists extended.
+        case scanning(ScanCommands, because: String? = nil)
         /// Not scanning ourselves: reading the reports of a scan someone else runs.
         case listening(because: String)
 
         public var description: String {
             switch self {
-            case .scanning(.legacy): "scanning with legacy LE commands (the controller lists no extended scanning)"
-            case .scanning(.extended): "scanning with extended LE commands"
+            case .scanning(.legacy, let because): "scanning with legacy LE commands (\(because ?? "the controller lists no extended scanning"))"
+            case .scanning(.extended, _): "scanning with extended LE commands"
             case .listening(let reason): reason
             }
         }
@@ -29,6 +29,8 @@ public struct HCIScanner<Channel: HCIChannel> {
     public let channel: Channel
     public private(set) var mode: Mode?
     private var family = ScanCommands.legacy
+    /// Why legacy, when the controller listed extended scanning and refused it.
+    private var fallback: String?
     private var savedFilter: HCISocketFilter?
     /// Advertising reports that arrived while a command's answer was awaited.
     private var held: [[UInt8]] = []
@@ -71,11 +73,18 @@ public struct HCIScanner<Channel: HCIChannel> {
                 return listening
             }
             guard outcome.status == .success else {
+                // Some controllers list extended scanning and do not implement it (the kernel's
+                // HCI_QUIRK_BROKEN_EXT_SCAN: Actions ATS2851 dongles, BCM4377): legacy then, for good.
+                if family == .extended, command.opcode == ScanCommands.extended.parametersOpcode, outcome.status == .unknownCommand {
+                    family = .legacy
+                    fallback = "\(channel.name) lists extended scanning but answered \(command) with \(outcome.status)"
+                    return try rearm()
+                }
                 throw .unavailable("\(channel.name) refused \(command): \(outcome.status)")
             }
         }
-        mode = .scanning(family)
-        return .scanning(family)
+        mode = .scanning(family, because: fallback)
+        return .scanning(family, because: fallback)
     }
 
     /// The next LE Meta event (no H4 byte), or `nil` when none came within `timeout`.
@@ -119,7 +128,7 @@ public struct HCIScanner<Channel: HCIChannel> {
     /// Stops our scan (not the kernel's) and restores the socket filter.
     /// Best effort: the adapter may already be gone.
     public mutating func stop() {
-        if case .scanning(let family) = mode { _ = try? execute(family.scanEnable(false)) }
+        if case .scanning(let family, _) = mode { _ = try? execute(family.scanEnable(false)) }
         if let savedFilter { try? channel.setFilter(savedFilter) }
         mode = nil
         savedFilter = nil
