@@ -47,7 +47,7 @@ import Testing
                         data: ([0x02, 0x01, 0x06] + frame.advertisingData)[...])
                     writer.append(event: HCIEvent.advertisingReportEvent([report]), at: time)
                     let sighting = BeaconSighting(
-                        time: time, frame: frame, rssi: rssi == 127 || rssi == 0 ? nil : rssi, address: address,
+                        time: time, frame: frame, rssi: BeaconSighting.reading(rssi), address: address,
                         addressType: addressType)
                     expected.append(json ? try Self.foundationJSON(sighting) : Self.interpolatedText(sighting))
                 }

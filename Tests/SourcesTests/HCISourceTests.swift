@@ -41,7 +41,7 @@ import Testing
             }
         }
         let deadline = Task {
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(30))  // a deadline, not a wait: each test ends at its last event
             continuation.finish()
         }
         var seen: [Seen] = []

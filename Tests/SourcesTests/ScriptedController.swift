@@ -80,6 +80,10 @@ final class ScriptedController: HCIChannel, Sendable {
             state.incoming.isEmpty ? (nil, state.failure) : (state.incoming.removeFirst(), nil)
         }
         if let failure { throw failure }
+        // Nothing queued: wait a little of the timeout, as a socket's poll
+        // would, rather than have the source's thread spin (each test's
+        // spinning thread starved the others when the whole suite ran).
+        if packet == nil { usleep(UInt32(min(timeout, .milliseconds(1)) / .microseconds(1))) }
         return packet
     }
 
