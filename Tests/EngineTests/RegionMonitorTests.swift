@@ -126,6 +126,45 @@ import Testing
         #expect(S.transitions(events).first.map { $0.time >= S.t0 + .seconds(15) } == true, "\(S.transitions(events))")
     }
 
+    /// While the radio is down no region exits, by its RSSI either: the
+    /// strong beacon heard before the weak one ages out of its region first,
+    /// and the weak one's old level decided (the review of 2026-11-28).
+    @Test func noRSSIExitWhileTheRadioIsDown() {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.ranging.enterRSSI = -80
+                $0.ranging.exitRSSI = -90
+            }, now: S.t0)
+        let strong = (S.identity(1, 1), Int8(-70), Duration.milliseconds(100))
+        let weak = (S.identity(1, 2), Int8(-95), Duration.milliseconds(100))
+        var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(5))
+        events += S.feed(&engine, [weak], from: S.t0 + .seconds(5), for: .seconds(3))
+        #expect(S.transitions(events).map(\.kind) == [.entered])
+        engine.radio(available: false, now: S.t0 + .seconds(8))
+        events = []
+        for tenth in 81...200 { engine.tick(now: S.t0 + .milliseconds(Int64(tenth) * 100), into: &events) }
+        #expect(S.transitions(events).isEmpty, "\(S.transitions(events))")
+    }
+
+    /// The same beside a region's own exit_after, and a strong beacon's own
+    /// slow rhythm: it speaks for as long as the region would wait for it
+    /// (the review of 2026-11-28: the file's exit_after alone was used).
+    @Test(arguments: [(Duration.seconds(30), Duration.milliseconds(100), Duration.seconds(20)), (.seconds(10), .seconds(4), .milliseconds(9_500))])
+    func aStrongBeaconSpeaksAsLongAsItsRegionWouldWait(regionExitAfter: Duration, strongInterval: Duration, silence: Duration) {
+        var engine = BeaconEngine(
+            configuration: S.configuration {
+                $0.ranging.enterRSSI = -80
+                $0.ranging.exitRSSI = -90
+                $0.regions[0].exitAfter = regionExitAfter
+            }, now: S.t0)
+        let strong = (S.identity(1, 1), Int8(-70), strongInterval)
+        let weak = (S.identity(1, 2), Int8(-95), Duration.milliseconds(100))
+        var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(30))
+        #expect(S.transitions(events).map(\.kind) == [.entered])
+        events = S.feed(&engine, [weak], from: S.t0 + .seconds(30), for: silence)
+        #expect(S.transitions(events).isEmpty, "\(S.transitions(events))")
+    }
+
     @Test func withoutEvidenceTheRegionIsDeterminedOutsideSilently() {
         var engine = BeaconEngine(configuration: S.configuration(), now: S.t0)
         var events: [EngineEvent] = []

@@ -34,6 +34,8 @@ public struct BeaconEngine: Sendable {
     /// position in `tracks`), kept to spare their allocation.
     private var slowest: [Duration?] = []
     private var strongest: [Double?] = []
+    /// Per region, its exit timeout (`exit_after`, its own or the file's), read once a tick.
+    private var exitAfters: [Duration] = []
     private var closest: [Int?] = []
     private var candidates: [VenueSelector.Candidate] = []
     /// Tracked beacons by when they were last heard, in the order they are
@@ -131,28 +133,35 @@ public struct BeaconEngine: Sendable {
         slowest.append(contentsOf: repeatElement(nil, count: monitor.regions.count))
         strongest.removeAll(keepingCapacity: true)
         strongest.append(contentsOf: repeatElement(nil, count: monitor.regions.count))
+        exitAfters.removeAll(keepingCapacity: true)
+        for region in monitor.regions.indices { exitAfters.append(monitor.regions[region].exitAfter) }
         // Fields are read one by one: a method called on `tracks[index]` here
         // copied the whole track (and the engine) for every beacon at every tick.
-        let (exitAfter, staleAfter) = (configuration.ranging.exitAfter, ranger.staleAfter)
+        let staleAfter = ranger.staleAfter
         var index = 0
         while index < tracks.count {
             let silence = now - tracks[index].lastSeen
             let interval = tracks[index].interval
-            // Forgotten after as long as a region would take to exit without
+            let tripled = (interval ?? .zero).tripled
+            // Forgotten after as long as its regions would take to exit without
             // it; one heard once, its interval unknown, is kept for three of
             // Bluetooth's longest intervals so that a slow beacon can be learnt.
-            if silence > max(exitAfter, (interval ?? RegionMonitor.longestAdvertisingInterval).tripled) {
+            var longest = (interval ?? RegionMonitor.longestAdvertisingInterval).tripled
+            for region in tracks[index].regionIndices { longest = max(longest, exitAfters[region]) }
+            if silence > longest {
                 forget(at: index, into: &events)  // the last track moves here
                 continue
             }
-            // A beacon's level speaks for its regions while it is heard within
-            // `exit_after`, stale or not: a strong one silent for a few seconds
-            // left a weak one heard alone to decide, and the region exited.
-            let recent = silence <= exitAfter
+            // A beacon's level speaks for a region while the region would not
+            // have exited for want of it (its exit_after, or three of the
+            // beacon's intervals), stale or not: a strong one silent for a few
+            // seconds left a weak one heard alone to decide, and the region exited.
             let level = tracks[index].filter.estimate
             for region in tracks[index].regionIndices {
                 if let interval { slowest[region] = max(slowest[region] ?? .zero, interval) }
-                if recent, level.isFinite { strongest[region] = max(strongest[region] ?? -.infinity, level) }
+                if level.isFinite, silence <= max(exitAfters[region], tripled) {
+                    strongest[region] = max(strongest[region] ?? -.infinity, level)
+                }
             }
             index += 1
         }

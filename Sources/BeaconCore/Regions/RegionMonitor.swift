@@ -180,7 +180,7 @@ public struct RegionMonitor: Sendable {
     ///
     /// - Parameters:
     ///   - slowestInterval: per region, the longest advertising interval of its beacons.
-    ///   - strongestRSSI: per region, the best filtered RSSI of its beacons heard within `exit_after`.
+    ///   - strongestRSSI: per region, the best filtered RSSI of its beacons heard within its exit timeout.
     mutating func tick(
         now: Timestamp, slowestInterval: (Int) -> Duration?, strongestRSSI: (Int) -> Double?,
         into transitions: inout [RegionTransition]
@@ -203,7 +203,7 @@ public struct RegionMonitor: Sendable {
                         RegionTransition(
                             regionID: region.definition.key, kind: .exited, time: now,
                             notify: region.definition.notifyOnExit, reason: "not seen for \((now - lastSeen).tenthsText)"))
-                } else if let exitRSSI = region.exitRSSI, let strongest = strongestRSSI(index), strongest < exitRSSI {
+                } else if !isSuspended, let exitRSSI = region.exitRSSI, let strongest = strongestRSSI(index), strongest < exitRSSI {
                     region.state = .outside
                     transitions.append(
                         RegionTransition(
