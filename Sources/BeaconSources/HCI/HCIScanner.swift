@@ -28,6 +28,10 @@ public struct HCIScanner<Channel: HCIChannel> {
 
     public let channel: Channel
     public private(set) var mode: Mode?
+    /// Scan commands another program had the controller carry out (answered
+    /// Success) while we read, in any mode: each may have started or stopped
+    /// the scan we hear.
+    public private(set) var othersScanCommands = 0
     private var family = ScanCommands.legacy
     /// Why legacy, when the controller listed extended scanning and refused it.
     private var fallback: String?
@@ -109,7 +113,9 @@ public struct HCIScanner<Channel: HCIChannel> {
             // scan is theirs now; we listen, and never stop it. One the
             // controller refused (`hcitool lescan` while ours runs: Command
             // Disallowed) changed nothing, and ours is still ours.
-            if case .scanning = mode, outcome.status == .success, Self.scanOpcodes.contains(outcome.opcode) {
+            guard outcome.status == .success, Self.scanOpcodes.contains(outcome.opcode) else { continue }
+            othersScanCommands += 1
+            if case .scanning = mode {
                 mode = .listening(
                     because: "another program sent \(HCICommand(opcode: outcome.opcode)) to \(channel.name) (the kernel's own "
                         + "LE scan, or a tool): listening to the scan it leaves, re-issuing ours only when reports stop")

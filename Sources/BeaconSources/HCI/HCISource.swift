@@ -105,15 +105,13 @@ public struct HCISource: Sendable {
         var recovery = SilenceRecovery(firstAfter: quietCheck, attempts: recoveryAttempts, now: .now)
         var lastChecked = ContinuousClock.now
         while !control.isStopped {
-            let before = scanner.mode
+            let (before, othersBefore) = (scanner.mode, scanner.othersScanCommands)
             let event = try scanner.next(timeout: .milliseconds(200))
             // How it scans is the availability's reason (Manager1, systemd's status), not only a log line.
-            // Another program changed the scan: its silence counts afresh, with every try, or a scan
-            // disabled after the tries were spent would never be re-issued.
-            if let mode = scanner.mode, mode != before {
-                emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)")))
-                recovery.restart(at: .now)
-            }
+            if let mode = scanner.mode, mode != before { emit(.event(.availability(available: true, reason: "\(channel.name): \(mode)"))) }
+            // Another program changed the scan (while we scanned or listened): its silence counts
+            // afresh, with every try, or a scan it disabled after the tries were spent stayed off.
+            if scanner.othersScanCommands != othersBefore { recovery.restart(at: .now) }
             if let event {
                 emit(.event(.hciEvent(event[...], time: ServiceClock.now())))
                 if let tries = recovery.heard(at: .now) {
