@@ -10,7 +10,7 @@ import BeaconCore
 public enum SecondAverage {
     /// One row per beacon and second of `trace`: the mean of its readings in
     /// dBm, rounded to whole dB as receivers report it and kept within
-    /// −127…−1 dBm (a second without a reading, only 0 or 127, gives 127, no
+    /// −127…−1 dBm (a second without a reading, `BeaconSighting.reading`, gives 127, no
     /// reading), with the measured power and truth of the beacon's last row
     /// in that second. All of a second's rows are reported at once, at the
     /// time of its latest row, so time never goes back; within a second they
@@ -30,8 +30,8 @@ public enum SecondAverage {
             let key = Key(identity: row.identity, second: number)
             var second = seconds[key] ?? Second(first: index, last: row)
             second.last = row
-            if row.rssi != 0, row.rssi != 127 {
-                second.sum += Int(row.rssi)
+            if let reading = BeaconSighting.reading(row.rssi) {
+                second.sum += Int(reading)
                 second.readings += 1
             }
             seconds[key] = second

@@ -234,9 +234,9 @@ import Testing
         return nil
     }
 
-    /// beacond's rule: 127 and 0 are no reading.
+    /// beacond's rule (`BeaconSighting.reading`) on what tshark printed.
     static func reading(_ rssi: Int?) -> Int? {
-        rssi == 127 || rssi == 0 ? nil : rssi
+        rssi.flatMap { Int8(exactly: $0) }.flatMap(BeaconSighting.reading).map(Int.init)
     }
 
     static func hex(_ byte: UInt8) -> String {

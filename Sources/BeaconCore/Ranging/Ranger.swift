@@ -11,7 +11,7 @@ import Darwin
 /// half-width the accuracy, its band masses the proximity.
 ///
 /// A beacon is `unknown` with fewer than `minimumSamples` RSSI samples or when
-/// it has not been heard for `staleAfter` (at least three of its own intervals).
+/// it has had no RSSI sample for `staleAfter` (at least three of its own intervals).
 public struct Ranger: Hashable, Sendable {
     public var model: PathLossModel
     public var classifier: ProximityClassifier
