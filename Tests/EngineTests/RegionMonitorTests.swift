@@ -90,12 +90,18 @@ import Testing
         #expect(S.transitions(events).first?.reason == "not seen for 16.0 s")
     }
 
-    @Test func weakSignalExitsAndHysteresisPreventsAStorm() {
-        var engine = BeaconEngine(
+    /// The café entering at −80 dBm and leaving below −90 dBm.
+    static func hysteresis(_ change: (inout Configuration) -> Void = { _ in }) -> BeaconEngine {
+        BeaconEngine(
             configuration: S.configuration {
                 $0.ranging.enterRSSI = -80
                 $0.ranging.exitRSSI = -90
+                change(&$0)
             }, now: S.t0)
+    }
+
+    @Test func weakSignalExitsAndHysteresisPreventsAStorm() {
+        var engine = Self.hysteresis()
         var events = S.feed(&engine, [(S.identity(), -70, .milliseconds(100))], from: S.t0, for: .seconds(5))
         #expect(S.transitions(events).map(\.kind) == [.entered])
         events = S.feed(&engine, [(S.identity(), -95, .milliseconds(100))], from: S.t0 + .seconds(5), for: .seconds(10))
@@ -111,11 +117,7 @@ import Testing
     /// and the region entered again when the strong one was next heard).
     /// Once the strong one has been silent for exit_after, the weak one decides.
     @Test func aWeakBeaconDoesNotExitARegionWhoseStrongOneIsBrieflySilent() {
-        var engine = BeaconEngine(
-            configuration: S.configuration {
-                $0.ranging.enterRSSI = -80
-                $0.ranging.exitRSSI = -90
-            }, now: S.t0)
+        var engine = Self.hysteresis()
         let (strong, weak) = ((S.identity(1, 1), Int8(-70), Duration.milliseconds(100)), (S.identity(1, 2), Int8(-95), Duration.milliseconds(100)))
         var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(5))
         #expect(S.transitions(events).map(\.kind) == [.entered])
@@ -130,11 +132,7 @@ import Testing
     /// strong beacon heard before the weak one ages out of its region first,
     /// and the weak one's old level decided (the review of 2026-11-28).
     @Test func noRSSIExitWhileTheRadioIsDown() {
-        var engine = BeaconEngine(
-            configuration: S.configuration {
-                $0.ranging.enterRSSI = -80
-                $0.ranging.exitRSSI = -90
-            }, now: S.t0)
+        var engine = Self.hysteresis()
         let strong = (S.identity(1, 1), Int8(-70), Duration.milliseconds(100))
         let weak = (S.identity(1, 2), Int8(-95), Duration.milliseconds(100))
         var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(5))
@@ -151,12 +149,7 @@ import Testing
     /// (the review of 2026-11-28: the file's exit_after alone was used).
     @Test(arguments: [(Duration.seconds(30), Duration.milliseconds(100), Duration.seconds(20)), (.seconds(10), .seconds(4), .milliseconds(9_500))])
     func aStrongBeaconSpeaksAsLongAsItsRegionWouldWait(regionExitAfter: Duration, strongInterval: Duration, silence: Duration) {
-        var engine = BeaconEngine(
-            configuration: S.configuration {
-                $0.ranging.enterRSSI = -80
-                $0.ranging.exitRSSI = -90
-                $0.regions[0].exitAfter = regionExitAfter
-            }, now: S.t0)
+        var engine = Self.hysteresis { $0.regions[0].exitAfter = regionExitAfter }
         let strong = (S.identity(1, 1), Int8(-70), strongInterval)
         let weak = (S.identity(1, 2), Int8(-95), Duration.milliseconds(100))
         var events = S.feed(&engine, [strong, weak], from: S.t0, for: .seconds(30))
