@@ -14,7 +14,7 @@ public enum MQTTPayloads {
         return json([
             "id": .string(venue.venueID), "name": .string(venue.name), "proximity": .string(venue.proximity.rawValue),
             "distance": venue.beacon == nil ? nil : rounded(venue.distance),
-            "accuracy": venue.beacon.map { rounded($0.accuracy) } ?? nil,
+            "accuracy": venue.beacon.map { roundedUp($0.accuracy) } ?? nil,
             "runner_up": JSONValue(venue.runnerUpID), "margin": rounded(venue.margin),
             "stationary": .bool(venue.isStationary), "source": .string(venue.source.rawValue),
         ])
@@ -34,7 +34,7 @@ public enum MQTTPayloads {
         return json([
             "uuid": .string(beacon.identity.uuid.uuidString), "major": .int(Int(beacon.identity.major)),
             "minor": .int(Int(beacon.identity.minor)), "proximity": .string(beacon.proximity.rawValue),
-            "distance": measured(beacon.distance), "accuracy": measured(beacon.accuracy),
+            "distance": measured(beacon.distance), "accuracy": known ? roundedUp(beacon.accuracy) : nil,
             "rssi": measured(beacon.filteredRSSI), "stationary": .bool(beacon.isStationary),
             "venue": JSONValue(beacon.venueID),
         ])
@@ -44,6 +44,12 @@ public enum MQTTPayloads {
     /// every tick a change. `null` for a value that is no number.
     static func rounded(_ value: Double) -> JSONValue {
         value.isFinite ? .double((value * 100).rounded() / 100) : nil
+    }
+
+    /// An accuracy to the centimetre above: rounded to the nearest, a few
+    /// millimetres at contact range read `0.0`, which says certainty.
+    static func roundedUp(_ value: Double) -> JSONValue {
+        value.isFinite ? .double((value * 100).rounded(.up) / 100) : nil
     }
 
     static func json(_ object: [String: JSONValue]) -> String {

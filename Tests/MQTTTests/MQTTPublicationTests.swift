@@ -378,6 +378,18 @@ import Testing
         #expect(fields["accuracy"] as? Double == 0.46)
     }
 
+    /// An accuracy is rounded up to the centimetre: a beacon at contact
+    /// range (3.5 mm one sigma) published `"accuracy":0.0`, certainty (an audit of 2026-11-28).
+    @Test func anAccuracyIsNeverRoundedToNothing() throws {
+        var beacon = Self.beacon(minor: 1, distance: 0.011)
+        beacon.accuracy = 0.0035
+        let fields = try Self.json(MQTTPayloads.beacon(beacon))
+        #expect(fields["accuracy"] as? Double == 0.01 && fields["distance"] as? Double == 0.01, "\(fields)")
+        var venue = Self.nearest(distance: 0.011)
+        venue.beacon = beacon
+        #expect(try Self.json(MQTTPayloads.nearestVenue(venue))["accuracy"] as? Double == 0.01)
+    }
+
     @Test func noVenueIsNullsNotAbsentKeys() throws {
         let venue = try Self.json(MQTTPayloads.nearestVenue(nil))
         #expect(venue["id"] is NSNull && venue["source"] as? String == "none")
