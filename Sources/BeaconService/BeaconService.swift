@@ -399,10 +399,9 @@ public final class BeaconService: Service, Sendable {
             let previous = engine.preferredVenueID
             // Setting it again, as it is on disk too, writes nothing, so it is not
             // paced: a kiosk may say it on every screen.
-            guard id != previous || keeper.saved.preferredVenue != id else {
-                call.reply()
-                return []
-            }
+            // Answered after the batch's publication all the same: an earlier call in
+            // it may have made this the preference, and that is not published yet.
+            guard id != previous || keeper.saved.preferredVenue != id else { return [{ call.reply() }] }
             if let refusal = bounds.refusalToChange(caller, now: ServiceClock.now()) {
                 call.fail(refusal)
                 return []
