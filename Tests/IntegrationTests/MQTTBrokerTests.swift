@@ -25,6 +25,30 @@ import Testing
         return try await Service(configuration: try configuration(mqtt, in: directory), source: cafe)
     }
 
+    /// A broker scripted in Python where Mosquitto will not do what a test
+    /// needs: `script` serves `server`, a socket listening on a free port,
+    /// which is returned once the script has said it.
+    static func scriptedBroker(importing module: String, _ script: String) async throws -> (process: Process, port: Int) {
+        let broker = Process()
+        let output = Pipe()
+        broker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        broker.arguments = ["-c", """
+            import socket, \(module)
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(4)
+            print(server.getsockname()[1], flush=True)
+
+            """ + script]
+        broker.standardOutput = output
+        try broker.run()
+        guard let port = await output.fileHandleForReading.line(deadline: .now() + 60).flatMap({ Int($0) }) else {
+            broker.killAndWait()
+            throw TestSupport.Failure("the scripted broker said no port")
+        }
+        return (broker, port)
+    }
+
     static func mqttProperty(_ service: Service) throws -> String {
         let output = try service.busctl(["get-property", Beacond.busName, Beacond.root, Beacond.Manager1.name, "Mqtt"])
         try #require(output.status == 0, "\(output.stderr)")
@@ -206,15 +230,7 @@ import Testing
     /// `mosquitto_sub -V 5 -d`, twice with one id), so a scripted broker sends
     /// it: CONNACK, then DISCONNECT 0x8E (session taken over), to every connection.
     @Test func theBrokersReasonForEndingTheConnectionIsSaid() async throws {
-        let broker = Process()
-        let output = Pipe()
-        broker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        broker.arguments = ["-c", """
-            import socket, time
-            server = socket.socket()
-            server.bind(("127.0.0.1", 0))
-            server.listen(4)
-            print(server.getsockname()[1], flush=True)
+        let (broker, port) = try await Self.scriptedBroker(importing: "time", """
             while True:
                 client, _ = server.accept()
                 client.settimeout(5)
@@ -227,11 +243,8 @@ import Testing
                 except OSError:
                     pass
                 client.close()
-            """]
-        broker.standardOutput = output
-        try broker.run()
+            """)
         defer { broker.killAndWait() }
-        let port = try #require(await output.fileHandleForReading.line(deadline: .now() + 60).flatMap { Int($0) })
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n  node_id: twin\n")
         let said = "the broker disconnected beacond: Session taken over (another client connected as beacond-twin: does a second beacond use the same mqtt.node_id?)"
         try await Self.waitForLog(service) { $0.contains("MQTT: lost the connection to mqtt://127.0.0.1:\(port): \(said); retrying in ") }
@@ -252,15 +265,7 @@ import Testing
     /// and leftover configs went unnoticed). A scripted broker that takes
     /// every PUBLISH and refuses every subscription.
     @Test func subscriptionsTheBrokerRefusesAreSaid() async throws {
-        let broker = Process()
-        let output = Pipe()
-        broker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        broker.arguments = ["-c", """
-            import socket, threading
-            server = socket.socket()
-            server.bind(("127.0.0.1", 0))
-            server.listen(4)
-            print(server.getsockname()[1], flush=True)
+        let (broker, port) = try await Self.scriptedBroker(importing: "threading", """
             def varint(data, at):
                 value, shift = 0, 0
                 while True:
@@ -296,11 +301,8 @@ import Testing
             while True:
                 client, _ = server.accept()
                 threading.Thread(target=serve, args=(client,), daemon=True).start()
-            """]
-        broker.standardOutput = output
-        try broker.run()
+            """)
         defer { broker.killAndWait() }
-        let port = try #require(await output.fileHandleForReading.line(deadline: .now() + 60).flatMap { Int($0) })
         let service = try await Self.start("  url: mqtt://127.0.0.1:\(port)\n  node_id: deaf\n")
         try await Self.waitForLog(service) { $0.contains("refused beacond's subscription to homeassistant/status") }
         let refusals = service.logText.split(separator: "\n").filter { $0.contains("refused beacond's subscription to") }

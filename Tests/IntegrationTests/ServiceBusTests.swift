@@ -710,6 +710,24 @@ import Testing
         #expect(lines.contains { $0.contains("beacond started") } == (level == "info"), "\(lines)")
     }
 
+    /// beacond (no bus) started with its stderr a file that JOURNAL_STREAM
+    /// names (systemd's device and inode), or names another file.
+    static func beacondToAJournal(state: URL, configuration: String, source: String, isTheJournal: Bool) throws -> (Process, log: URL) {
+        let log = state.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        var status = stat()
+        try #require(stat(log.path, &status) == 0)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
+        process.arguments = ["--bus", "none", "--state-dir", state.path, "--config", configuration, "--source", source]
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOURNAL_STREAM"] = "\(status.st_dev):\(status.st_ino + (isTheJournal ? 0 : 1))"
+        process.environment = environment
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        return (process, log)
+    }
+
     /// With stderr the journal (systemd sets JOURNAL_STREAM to its device
     /// and inode), each line starts with its syslog priority and no
     /// timestamp; a JOURNAL_STREAM that names another file is not the journal.
@@ -717,21 +735,9 @@ import Testing
     func linesForTheJournalCarryTheirPriority(journal: Bool) async throws {
         let state = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }
-        let log = state.appendingPathComponent("stderr.txt")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        var status = stat()
-        try #require(stat(log.path, &status) == 0)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
-        process.arguments = [
-            "--bus", "none", "--state-dir", state.path, "--config", TestSupport.repository("beacons.yaml"),
-            "--source", "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max",
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["JOURNAL_STREAM"] = journal ? "\(status.st_dev):\(status.st_ino)" : "\(status.st_dev):\(status.st_ino + 1)"
-        process.environment = environment
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let (process, log) = try Self.beacondToAJournal(
+            state: state, configuration: TestSupport.repository("beacons.yaml"),
+            source: "replay:\(TestSupport.recording("rpi-hcidump-ibeacon.raw"))@max", isTheJournal: journal)
         defer { process.killAndWait() }
         let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         #expect(await eventually(seconds: 30) { text().contains("not scanning: source ended") }, "\(text())")
@@ -756,18 +762,7 @@ import Testing
         let text = try String(contentsOfFile: TestSupport.repository("beacons.yaml"), encoding: .utf8)
             + "\nmqtt:\n  url: mqtts://127.0.0.1\n  ca_file: \"/nonexistent\\r\\n<0>forged\\u0000<0>forged\"\n"
         try Data(text.utf8).write(to: configuration)
-        let log = state.appendingPathComponent("stderr.txt")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        var status = stat()
-        try #require(stat(log.path, &status) == 0)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestSupport.product("beacond"))
-        process.arguments = ["--bus", "none", "--state-dir", state.path, "--config", configuration.path, "--source", "simulate"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["JOURNAL_STREAM"] = "\(status.st_dev):\(status.st_ino)"
-        process.environment = environment
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let (process, log) = try Self.beacondToAJournal(state: state, configuration: configuration.path, source: "simulate", isTheJournal: true)
         process.waitUntilExit()
         #expect(process.terminationStatus == 78)
         let bytes = try Data(contentsOf: log)
