@@ -129,6 +129,13 @@ public final class BeaconService: Service, Sendable {
         var decoder = AdvertisementDecoder()
         var events: [EngineEvent] = []
         var keeper = StateKeeper(store: store, saved: restored)
+        // However beacond stops (asked to, its source failed, the bus lost), a
+        // save waiting out its backoff is tried once more: the stop keeps what the engine knew.
+        defer {
+            if case .failed(let error, _) = keeper.sync(engine.state, now: ServiceClock.now(), requested: true) {
+                logger.error("stopping with the state unsaved: \(error)")
+            }
+        }
         var bounds = CallerBounds(limits: limits)
         var lastTick = start
         var silentSince: Timestamp?
@@ -146,21 +153,23 @@ public final class BeaconService: Service, Sendable {
         var resumedAt = start
         // Off without an `mqtt:` section: no MQTT library call is made at all.
         let mqtt = configuration.mqtt.map { MQTTPublisher(settings: $0, version: settings.version, logger: logger) }
-        mqtt?.start()
-        defer { mqtt?.stop() }
         /// `shown`: `SourceTime.shown`, once a source time is known.
-        func snapshot(_ engine: BeaconEngine, at time: Timestamp, shown: Duration? = nil) -> ServiceSnapshot {
+        func snapshot(_ engine: BeaconEngine, at time: Timestamp, serviceTime: Timestamp, shown: Duration? = nil) -> ServiceSnapshot {
             ServiceSnapshot(
-                time: time, serviceTime: ServiceClock.now(), shownOffset: shown, engine: engine, available: available, availabilityReason: availability,
+                time: time, serviceTime: serviceTime, shownOffset: shown, engine: engine, available: available, availabilityReason: availability,
                 source: opened ?? source, droppedAdvertisements: dropped, mqtt: mqtt?.status ?? "off")
         }
         var bus: BusService?
         if let address = settings.bus {
             do {
                 bus = try await BusService.start(
-                    bus: address, snapshot: snapshot(engine, at: start), version: settings.version, limits: limits,
+                    bus: address, snapshot: snapshot(engine, at: start, serviceTime: start), version: settings.version, limits: limits,
                     enqueue: { [queued = limits.queuedPerClient] in mailbox.post(request: $0, perCaller: queued) })
                 logger.info("on the \(address) bus as \(Beacond.busName)")
+            } catch where Task.isCancelled {
+                // SIGTERM while the bus had not answered yet: a stop asked for, not a failure.
+                logger.info("beacond stopping: asked to stop while connecting to \(address.phrase)")
+                return
             } catch {
                 // Refused by the bus's policy is its own answer; otherwise say what to check, and how to try beacond without that bus.
                 let hint = error.name == "org.freedesktop.DBus.Error.AccessDenied"
@@ -170,6 +179,10 @@ public final class BeaconService: Service, Sendable {
             }
         }
         defer { bus?.connection.close() }
+        // Once the bus name is beacond's: a second beacond started by hand, which
+        // cannot have the name, must not take the first one's MQTT session (same client id).
+        mqtt?.start()
+        defer { mqtt?.stop() }
         logger.info("beacond started: source \(source), \(configuration.regions.count) region(s), \(configuration.venues.count) venue(s)")
         var systemd = SystemdNotifier()
         systemd.status(availability)
@@ -203,12 +216,14 @@ public final class BeaconService: Service, Sendable {
             var replies: [() -> Void] = []
             var ticked = false
             var answered = false
+            /// Handled once the batch's advertisements are in: a change a caller
+            /// asks for (it ticks the engine) must not let time pass over
+            /// advertisements that came before it and are not counted yet.
+            var requests: [ServiceRequest] = []
             for control in batch.control {
                 switch control {
                 case .request(let request):
-                    replies += handle(
-                        request, now: sourceTime.now(ServiceClock.now()), engine: &engine, keeper: &keeper, bounds: &bounds, events: &events)
-                    answered = true
+                    requests.append(request)
                 case .availability(let now, let reason):
                     let time = sourceTime.now(ServiceClock.now())
                     engine.radio(available: now, now: time)
@@ -251,6 +266,13 @@ public final class BeaconService: Service, Sendable {
             let serviceNow = ServiceClock.now()
             sourceTime.taken(lastHeard: lastHeard, at: serviceNow)
             let now = sourceTime.now(serviceNow)
+            for request in requests {
+                let regions = engine.monitor.definitions.count
+                replies += handle(request, now: now, engine: &engine, keeper: &keeper, bounds: &bounds, events: &events)
+                // Any peer can connect and leave the bus: one that held no region changes nothing to publish.
+                if case .clientLeft = request, engine.monitor.definitions.count == regions { continue }
+                answered = true
+            }
             let quiet = now - max(lastHeard ?? start, resumedAt)
             if batch.control.contains(where: \.isTick) {
                 engine.tick(now: now, into: &events)
@@ -289,7 +311,7 @@ public final class BeaconService: Service, Sendable {
             if let line = powerReport.summary(now: serviceNow) { logger.info("\(line)") }
             events.removeAll(keepingCapacity: true)
             if ticked || answered || !signals.isEmpty || !announcements.isEmpty {
-                let published = snapshot(engine, at: now, shown: sourceTime.shown)
+                let published = snapshot(engine, at: now, serviceTime: serviceNow, shown: sourceTime.shown)
                 bus?.publish(published, events: signals)
                 mqtt?.update(MQTTNodeState(published))
                 signals.removeAll(keepingCapacity: true)
@@ -313,10 +335,6 @@ public final class BeaconService: Service, Sendable {
                 logger.critical("stopping: source \(source) cannot scan: \(failure)")
                 throw failure
             }
-        }
-        // A save waiting out its backoff is tried once more: a clean stop keeps what the engine knew.
-        if case .failed(let error, _) = keeper.sync(engine.state, now: ServiceClock.now(), requested: true) {
-            logger.error("stopping with the state unsaved: \(error)")
         }
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(decoder.incompleteAdvertisements) never whole, \(dropped) dropped unprocessed")

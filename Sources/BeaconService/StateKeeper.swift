@@ -9,7 +9,8 @@ struct StateKeeper {
         case saved
         /// Saved again after failing since `since`.
         case recovered(since: Timestamp)
-        /// The save failed; `alreadySaid` after the first failure of a run, so the log says it once.
+        /// The save failed; `alreadySaid` when the last attempt failed for the same
+        /// reason, so the log says each reason once (a full disk, then a read-only one).
         case failed(StateStore.SaveError, alreadySaid: Bool)
         /// Waiting for the next attempt.
         case pending
@@ -17,7 +18,7 @@ struct StateKeeper {
 
     let store: StateStore
     private(set) var saved: EngineState
-    private var failure: (since: Timestamp, retryAt: Timestamp, delay: Duration)?
+    private var failure: (since: Timestamp, retryAt: Timestamp, delay: Duration, error: StateStore.SaveError)?
     static let firstDelay: Duration = .seconds(1)
     static let longestDelay: Duration = .seconds(60)
 
@@ -38,10 +39,10 @@ struct StateKeeper {
         } catch {
             if let previous = failure {
                 let delay = min(previous.delay * 2, Self.longestDelay)
-                failure = (previous.since, now + delay, delay)
-                return .failed(error, alreadySaid: true)
+                failure = (previous.since, now + delay, delay, error)
+                return .failed(error, alreadySaid: error == previous.error)
             }
-            failure = (now, now + Self.firstDelay, Self.firstDelay)
+            failure = (now, now + Self.firstDelay, Self.firstDelay, error)
             return .failed(error, alreadySaid: false)
         }
     }

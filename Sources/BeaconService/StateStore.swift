@@ -80,7 +80,9 @@ public struct StateStore: Sendable {
         // never written through: O_EXCL|O_NOFOLLOW refuses anything that
         // reappears in between.
         if unlink(temporary) != 0, errno != ENOENT {
-            throw SaveError(description: "cannot remove the stale \(temporary): \(errorText())")
+            // A read-only file system says so before it looks for the file: nothing need be stale.
+            throw SaveError(
+                description: errno == EROFS ? "cannot write in \(directory): \(errorText())" : "cannot remove the stale \(temporary): \(errorText())")
         }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }

@@ -67,16 +67,64 @@ public final class DBusConnection: Sendable {
     /// Connects, registers with the bus, and starts the connection's thread.
     ///
     /// libdbus blocks while it connects, authenticates and waits for the
-    /// bus's answer to Hello — up to its 25 s timeout on a bus that accepts
-    /// and does not answer — so that happens on a thread of its own, not on
-    /// one of Swift concurrency's few.
+    /// bus's answer to Hello — for good on a socket that accepts and never
+    /// answers (its handshake has no timeout; seen 2026-11-28) — so that
+    /// happens on a thread of its own, not on one of Swift concurrency's few.
+    ///
+    /// Cancelling the calling task ends the wait at once (a SIGTERM must not
+    /// wait for a bus that may never answer); a connection the thread makes
+    /// after that is closed.
     public static func connect(_ bus: Bus) async throws(DBusError) -> DBusConnection {
-        let connected = await withCheckedContinuation { (done: CheckedContinuation<Result<DBusConnection, DBusError>, Never>) in
-            DetachedThread.start(name: "dbus-connect") {
-                done.resume(returning: Result { () throws(DBusError) in try connectBlocking(bus) })
+        let handoff = ConnectHandoff()
+        let connected = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: ConnectHandoff.Continuation) in
+                guard handoff.wait(done) else { return }
+                DetachedThread.start(name: "dbus-connect") {
+                    handoff.deliver(Result { () throws(DBusError) in try connectBlocking(bus) })
+                }
             }
+        } onCancel: {
+            handoff.deliver(.failure(.cancelled("stopped while connecting to \(bus.phrase)")))
         }
         return try connected.get()
+    }
+
+    /// The one answer to a `connect`: the thread's, or the cancellation's, whichever comes first.
+    private final class ConnectHandoff: Sendable {
+        typealias Continuation = CheckedContinuation<Result<DBusConnection, DBusError>, Never>
+        private enum State {
+            case idle
+            case waiting(Continuation)
+            case answered
+        }
+        private let state = Mutex(State.idle)
+
+        /// False when the answer came first (cancelled before the wait began): it has resumed `done`.
+        func wait(_ done: Continuation) -> Bool {
+            let early = state.withLock { state -> Bool in
+                guard case .answered = state else {
+                    state = .waiting(done)
+                    return false
+                }
+                return true
+            }
+            if early { done.resume(returning: .failure(.cancelled("stopped before connecting"))) }
+            return !early
+        }
+
+        func deliver(_ result: Result<DBusConnection, DBusError>) {
+            let waiting = state.withLock { state -> Continuation? in
+                defer { state = .answered }
+                guard case .waiting(let done) = state else { return nil }
+                return done
+            }
+            guard let done = waiting else {
+                // Too late: the caller has gone on without this connection.
+                if case .success(let connection) = result { connection.close() }
+                return
+            }
+            done.resume(returning: result)
+        }
     }
 
     private static func connectBlocking(_ bus: Bus) throws(DBusError) -> DBusConnection {

@@ -24,35 +24,21 @@ import Testing
     @Test func aBusThatNeverAnswersHoldsNoTaskThread() async throws {
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("silent").path
-        // A listening socket that accepts nothing: the kernel completes the connections, nobody answers.
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(listener >= 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(bound == 0 && listen(listener, 64) == 0)
+        let bus = try MuteBus(at: directory.appendingPathComponent("silent").path)
         // Closing it resets the connections it held, and the connects fail. Should they
         // hold the task threads after all, a thread of the test's closes it after 10 s,
         // so that the test fails rather than waits on libdbus.
-        let held = Mutex<Int32?>(listener)
-        let closeListener: @Sendable () -> Void = {
-            if let descriptor = held.withLock({ held in defer { held = nil }; return held }) { close(descriptor) }
-        }
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: 10)
-            closeListener()
+            bus.close()
         }
         let connects = (0...ProcessInfo.processInfo.activeProcessorCount).map { _ in
-            Task { try? await DBusConnection.connect(.address("unix:path=\(path)")) }
+            Task { try? await DBusConnection.connect(.address(bus.address)) }
         }
         let asleep = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(200))
         let woke = ContinuousClock.now - asleep
-        closeListener()
+        bus.close()
         for connect in connects { #expect(await connect.value == nil) }
         #expect(woke < .seconds(5), "a task sleeping 200 ms woke after \(woke)")
     }

@@ -336,7 +336,7 @@ private typealias S = EngineTestSupport
         #expect(changes.removed.count == 2)
     }
 
-    @Test func theKeeperRetriesWithBackoffAndSaysAFailureOnce() throws {
+    @Test func theKeeperRetriesWithBackoffAndSaysEachReasonOnce() throws {
         let blocked = FileManager.default.temporaryDirectory.appendingPathComponent("beacond-blocked-\(UUID().uuidString)")
         try Data("a file where the state directory should be".utf8).write(to: blocked)
         var keeper = StateKeeper(store: StateStore(directory: blocked.path), saved: EngineState())
@@ -354,6 +354,19 @@ private typealias S = EngineTestSupport
         // A caller's change is tried at once, whatever the backoff.
         guard case .failed(_, alreadySaid: true) = keeper.sync(changed, now: S.t0 + .milliseconds(2_600), requested: true) else {
             Issue.record("a requested save was not tried")
+            return
+        }
+        // Another reason is said again (a full disk, then a read-only one), once.
+        try FileManager.default.removeItem(at: blocked)
+        let stuck = blocked.appendingPathComponent("state.json.tmp/kept")
+        try FileManager.default.createDirectory(at: stuck, withIntermediateDirectories: true)
+        guard case .failed(let error, alreadySaid: false) = keeper.sync(changed, now: S.t0 + .seconds(3), requested: true) else {
+            Issue.record("a failure for another reason was not said")
+            return
+        }
+        #expect(error.description.contains("state.json.tmp"), "\(error)")
+        guard case .failed(_, alreadySaid: true) = keeper.sync(changed, now: S.t0 + .seconds(4), requested: true) else {
+            Issue.record("the same reason was said again")
             return
         }
         try FileManager.default.removeItem(at: blocked)

@@ -1036,6 +1036,38 @@ import Testing
         #expect(!result.stderr.contains("Error:"), "\(result.stderr)")
     }
 
+    /// A SIGTERM while the bus has not answered beacond yet (a dbus-daemon
+    /// stuck at boot) is a stop asked for: exit 0 at once. beacond waited for
+    /// good there (libdbus's handshake has no timeout), and a bus answering
+    /// late made it exit 69 saying "cannot offer" (an audit of 2026-11-28).
+    /// The "bus" is a socket that takes the connection and never answers.
+    @Test func aStopWhileTheBusHasNotAnsweredEndsQuietly() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bus = try MuteBus(at: directory.appendingPathComponent("mute-bus").path, backlog: 1)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "--default-signal=PIPE", TestSupport.product("beacond"), "--config", TestSupport.repository("beacons.yaml"),
+            "--bus", bus.address, "--source", "simulate", "--state-dir", directory.path,
+        ]
+        let log = directory.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer { process.killAndWait() }
+        // beacond's connection, taken: from now on it waits for the bus's answer.
+        try #require(bus.acceptOne(within: 30_000))
+        kill(process.processIdentifier, SIGTERM)
+        let text = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        // Without the fix beacond waited for good (libdbus's handshake has no timeout).
+        try #require(await eventually(seconds: 10) { !process.isRunning }, "\(text())")
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationStatus): \(text())")
+        #expect(text().contains("asked to stop while connecting to the bus at \(bus.address)"), "\(text())")
+        #expect(!text().contains("cannot offer"), "\(text())")
+    }
+
     /// A replay at @max runs on the recording's clock even when reading it
     /// falls behind: 100,000 advertisements of an `hcidump -t` log in 10
     /// recorded milliseconds, with a 100 ms exit_after, take far longer than

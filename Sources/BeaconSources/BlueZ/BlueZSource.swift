@@ -106,7 +106,8 @@ struct BlueZSession {
 
     /// BlueZ 5.66 drops a client's session when its start is refused, at
     /// StopDiscovery, at power off and with the adapter (src/adapter.c:
-    /// discovery_remove, adapter_stop); only an unanswered call leaves it unknown.
+    /// discovery_remove, adapter_stop). It is unknown after an unanswered
+    /// call, and after a StopDiscovery answered `InProgress` (our start still pending there).
     enum DiscoverySession { case none, ours, unknown }
 
     init(wanted: String?, connection: DBusConnection, recovery: SilenceRecovery) {
