@@ -90,7 +90,7 @@ extension BeaconClient {
             // successor (or, where the bus starts beacond on demand, a
             // beacond started by the asking) to stop them would be wrong.
             for id in started.withLock({ $0 }) {
-                if !beacondLeft { try? await client.stopMonitoring(id) }
+                if !beacondLeft { await client.stopMonitoringAsking(id) }
                 client.regionClaims.release(id, of: holder)
             }
             client.regionClaims.releaseAll(of: holder)

@@ -137,6 +137,27 @@ public final class BeaconClient: Sendable {
         _ = try await call(Manager1.stopMonitoring, [.string(id)])
     }
 
+    /// How often a monitor's StopMonitoring is asked again while beacond answers Busy.
+    static let stopTries = 50
+    static let stopRetryInterval: Duration = .milliseconds(100)
+
+    /// Stops `id` for a monitor that ends, asking again while beacond answers
+    /// Busy: stops are not paced, so Busy only says this client has
+    /// `queuedPerClient` requests waiting, answered in moments. Given up at
+    /// once, the region (and its id) stayed until the client left the bus.
+    func stopMonitoringAsking(_ id: String) async {
+        for _ in 0..<Self.stopTries {
+            do throws(BeacondError) {
+                try await stopMonitoring(id)
+                return
+            } catch where error.code == .busy {
+                try? await Task.sleep(for: Self.stopRetryInterval)
+            } catch {
+                return
+            }
+        }
+    }
+
     // MARK: Calling
 
     private func call(_ method: APIMethod, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws(BeacondError) -> [DBusValue] {

@@ -229,6 +229,65 @@ import Testing
         }
     }
 
+    /// A monitor that ends asks its StopMonitoring again while beacond
+    /// answers Busy (this client has 16 requests waiting there): given up at
+    /// once, the region and its id stayed until the client left the bus
+    /// (until 2026-11-28). A real beacond cannot be held at a full queue on
+    /// cue, so a scripted one on a real dbus-daemon answers the first two stops Busy.
+    @Test func aMonitorsStopIsAskedAgainWhileBeacondIsBusy() async throws {
+        let bus = try PrivateBus()
+        let client = try await BeaconClient.connect(bus: .address(bus.address))
+        let region = MonitoredRegion("counter", constraint: BeaconConstraint(uuid: Self.cafe))
+        let scripted = Process()
+        scripted.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        // Enters the region once it is started, so the test knows the start was answered.
+        scripted.arguments = [
+            "-c",
+            """
+            import sys, dbus, dbus.service, dbus.mainloop.glib
+            from gi.repository import GLib
+            dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            class Busy(dbus.DBusException):
+                _dbus_error_name = "\(BeacondError.Code.busy.name)"
+            class Manager(dbus.service.Object):
+                stops = 0
+                @dbus.service.method("\(Beacond.Manager1.name)", in_signature="sa{sv}a{sv}", out_signature="o")
+                def StartMonitoring(self, id, constraint, options):
+                    GLib.idle_add(lambda: self.RegionEntered(id, dbus.ObjectPath(sys.argv[3])) and False)
+                    return dbus.ObjectPath(sys.argv[3])
+                @dbus.service.signal("\(Beacond.Manager1.name)", signature="so")
+                def RegionEntered(self, id, region):
+                    pass
+                @dbus.service.method("\(Beacond.Manager1.name)", in_signature="s", out_signature="")
+                def StopMonitoring(self, id):
+                    Manager.stops += 1
+                    print("stop", id, Manager.stops, flush=True)
+                    if Manager.stops <= 2:
+                        raise Busy("this client has 16 requests waiting for beacond already; wait for their answers")
+            manager = Manager(bus, "\(Beacond.root)")
+            bus.request_name(sys.argv[2])
+            print("ready", flush=True)
+            GLib.MainLoop().run()
+            """,
+            bus.address, Beacond.busName, Self.path(of: region.id, client),
+        ]
+        let output = Pipe()
+        scripted.standardOutput = output
+        try scripted.run()
+        defer { scripted.killAndWait() }
+        let lines = output.fileHandleForReading
+        try #require(await lines.line(deadline: .now() + 20) == "ready")
+        // Ended at the first event: the sequence's end stops its regions.
+        for try await event in client.monitor([region]) {
+            #expect(event.kind == .entered)
+            break
+        }
+        #expect(await lines.line(deadline: .now() + 20) == "stop counter 1")
+        #expect(await lines.line(deadline: .now() + 20) == "stop counter 2")
+        #expect(await lines.line(deadline: .now() + 20) == "stop counter 3")
+    }
+
     /// A bus that starts beacond on demand (as the package's D-Bus
     /// activation file makes the system bus) with a program that fails, each
     /// try a line in `tries`.
