@@ -46,10 +46,9 @@ public enum MQTTPayloads {
         value.isFinite ? .double((value * 100).rounded() / 100) : nil
     }
 
-    /// An accuracy to the centimetre above: rounded to the nearest, a few
-    /// millimetres at contact range read `0.0`, which says certainty.
+    /// An accuracy to the centimetre above (`roundedUp(toDecimals:)`).
     static func roundedUp(_ value: Double) -> JSONValue {
-        value.isFinite ? .double((value * 100).rounded(.up) / 100) : nil
+        value.isFinite ? .double(value.roundedUp(toDecimals: 2)) : nil
     }
 
     static func json(_ object: [String: JSONValue]) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconClient
+import BeaconCore
 import BeacondAPI
 import DBus
 import Foundation
@@ -95,6 +96,11 @@ enum Output {
     static func number(_ value: Double?, _ decimals: Int = 2) -> String {
         guard let value, value >= 0 else { return "-" }
         return String(format: "%.\(decimals)f", value)
+    }
+
+    /// An accuracy, to the centimetre above (`roundedUp(toDecimals:)`): never `0.00`.
+    static func accuracy(_ value: Double?) -> String {
+        number(value.map { $0.roundedUp(toDecimals: 2) })
     }
 
     /// Left-aligned columns.

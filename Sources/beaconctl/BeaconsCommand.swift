@@ -43,7 +43,7 @@ struct BeaconsCommand: AsyncParsableCommand {
             let power = String(beacon.measuredPower) + (beacon.isAdvertisedPowerPlausible ? "" : " (sent \(beacon.advertisedPower))")
             rows.append([
                 beacon.identity.uuid.uuidString, String(beacon.identity.major), String(beacon.identity.minor), beacon.proximity.rawValue,
-                Output.number(beacon.distance) + " m", Output.number(beacon.accuracy), beacon.filteredRSSI == 0 ? "-" : Output.whole(beacon.filteredRSSI),
+                Output.number(beacon.distance) + " m", Output.accuracy(beacon.accuracy), beacon.filteredRSSI == 0 ? "-" : Output.whole(beacon.filteredRSSI),
                 power, beacon.venue ?? "",
             ])
         }

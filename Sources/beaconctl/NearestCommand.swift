@@ -49,7 +49,7 @@ struct NearestCommand: AsyncParsableCommand {
             return "\(venue.id)  \(venue.name)  (your preferred venue: nothing is in range)"
         }
         var text = "\(venue.id)  \(venue.name)  \(venue.proximity.rawValue) \(Output.number(venue.distance)) m"
-        text += " ±\(Output.number(venue.accuracy))"
+        text += " ±\(Output.accuracy(venue.accuracy))"
         if let runnerUp = venue.runnerUp {
             text += venue.margin > 0
                 ? "  (ahead of \(runnerUp) by \(Output.whole(venue.margin * 100))%)"

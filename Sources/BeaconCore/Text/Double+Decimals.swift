@@ -7,6 +7,15 @@ import Darwin
 #endif
 
 extension Double {
+    /// Rounded up to `count` digits after the point: how an accuracy (a
+    /// one-sigma half-width) is shown, so that a few millimetres at contact
+    /// range never read 0.00, which says certainty. A value already on a
+    /// step (0.07, whose product with 100 is a hair above 7) stays there.
+    public func roundedUp(toDecimals count: Int) -> Double {
+        let scale = (0..<count).reduce(1.0) { scale, _ in scale * 10 }
+        return (self * scale - 1e-9).rounded(.up) / scale
+    }
+
     /// The value with `count` digits after the point, rounded as C's `%.Nf`
     /// rounds (`String(format:)` without Foundation, whose ICU a service
     /// that only prints numbers does not need to load).
