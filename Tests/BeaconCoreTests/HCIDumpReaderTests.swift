@@ -122,6 +122,8 @@ import Testing
         #expect(events.map { Array($0.packet) } == Array(Self.expectedPackets.dropFirst()))
         #expect(reader.malformedPackets == 1)
         #expect(reader.failure == nil)
+        // Where to look: the packet's first line, though the damage is on its second.
+        #expect(reader.lastSkipReason == "the packet at line 1: not hex bytes, or longer than 65540 bytes")
     }
 
     @Test func damagedFirstLineIsCountedAndTheNextOneRead() throws {
@@ -130,6 +132,7 @@ import Testing
         let (events, reader) = try Self.readAll(Self.text(lines))
         #expect(events.map { Array($0.packet) } == [Self.expectedPackets[0], Self.expectedPackets[2]])
         #expect(reader.malformedPackets == 1)
+        #expect(reader.lastSkipReason == "the packet at line 4: not hex bytes, or longer than 65540 bytes")
     }
 
     @Test func strayLineIsCountedAndTheNextOneRead() throws {
@@ -138,6 +141,7 @@ import Testing
         let (events, reader) = try Self.readAll(Self.text(lines))
         #expect(events.map { Array($0.packet) } == Self.expectedPackets)
         #expect(reader.malformedPackets == 1)
+        #expect(reader.lastSkipReason == "line 4: neither a packet (> or <, after an hcidump -t time or not) nor a comment")
     }
 
     @Test func isoTimestampPrefix() throws {

@@ -22,8 +22,8 @@ public struct HCIDumpReader: RecordedEventReader {
     public var failure: RecordingError? { nil }
     public var format: RecordingReader.Format { .hcidump }
     public var skippedRecords: Int { malformedPackets }
-    /// A damaged line is just that: the log says no more.
-    public var lastSkipReason: String? { nil }
+    /// Where the last damaged packet or stray line is, so a person can look.
+    public private(set) var lastSkipReason: String?
 
     public init(bytes: ArraySlice<UInt8>) throws(RecordingError) {
         guard Self.looksLikeHCIDump(bytes) else { throw .unrecognisedFormat }
@@ -52,6 +52,7 @@ public struct HCIDumpReader: RecordedEventReader {
             line += 1
             switch Self.classify(current) {
             case .packet(let direction, let timestamp, let hex):
+                let first = line
                 // Decoded line by line as it comes, so a packet of endless
                 // continuation lines holds no more than `longestPacket` bytes.
                 var bytes: [UInt8] = []
@@ -61,11 +62,12 @@ public struct HCIDumpReader: RecordedEventReader {
                     line += 1
                     if wellFormed { wellFormed = Self.appendHex(more, to: &bytes) }
                 }
-                if let event = finish(direction: direction, timestamp: timestamp, bytes: bytes, wellFormed: wellFormed) { return event }
+                if let event = finish(direction: direction, timestamp: timestamp, bytes: bytes, wellFormed: wellFormed, line: first) { return event }
             case .unknown, .continuation:
                 // A stray line, or a packet whose first line was damaged: its
                 // continuation lines belong to it and count once with it.
                 malformedPackets += 1
+                lastSkipReason = "line \(line): neither a packet (> or <, after an hcidump -t time or not) nor a comment"
                 while let following = lines.peek(), case .continuation = Self.classify(following) {
                     _ = lines.next()
                     line += 1
@@ -78,10 +80,11 @@ public struct HCIDumpReader: RecordedEventReader {
     }
 
     /// Turns a packet's bytes into an event, or counts it as malformed.
-    private mutating func finish(direction: UInt8, timestamp: Timestamp?, bytes: [UInt8], wellFormed: Bool) -> RecordedEvent? {
+    private mutating func finish(direction: UInt8, timestamp: Timestamp?, bytes: [UInt8], wellFormed: Bool, line: Int) -> RecordedEvent? {
         packetsRead += 1
         guard wellFormed else {
             malformedPackets += 1
+            lastSkipReason = "the packet at line \(line): not hex bytes, or longer than \(Self.longestPacket) bytes"
             return nil
         }
         guard direction == UInt8(ascii: ">"), bytes.first == BtsnoopFormat.h4EventType else { return nil }
