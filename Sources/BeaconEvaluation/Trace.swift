@@ -26,7 +26,8 @@ public struct Trace: Sendable {
     /// where it first happens. The rows are evaluated all the same.
     public enum Warning: Sendable, Equatable, CustomStringConvertible {
         /// `time_ms` goes back (a merged or re-sorted recording): the rows
-        /// are evaluated in file order, so the filters take no time to have passed there.
+        /// are evaluated in file order, so the filters take no time to have
+        /// passed there, and no venue is chosen until the time passes the latest row's.
         case timeGoesBack(line: Int, from: Int64, to: Int64)
         /// A whole-number column holds a fraction (an export that averaged):
         /// rounded to the nearest whole one, half away from zero, as a receiver reports dBm.
@@ -41,7 +42,7 @@ public struct Trace: Sendable {
         public var description: String {
             switch self {
             case .timeGoesBack(let line, let from, let to):
-                "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures mean less"
+                "line \(line): time_ms goes back from \(from) to \(to); rows are evaluated in file order, so the figures mean less (no venue is chosen until the time passes \(from) again; sort the file by time_ms)"
             case .rounded(let line, let column, let value):
                 "line \(line): \(column.rawValue) \(value) is not a whole number; rounded, here and wherever else the file has fractions"
             }
