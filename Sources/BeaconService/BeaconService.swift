@@ -151,6 +151,8 @@ public final class BeaconService: Service, Sendable {
         /// from when the radio came back, whichever is later.
         var lastHeard: Timestamp?
         var resumedAt = start
+        /// Since when the bus has taken none of beacond's messages, and the signals dropped before then.
+        var backedUp: (since: Timestamp, signalsDropped: Int)?
         // Off without an `mqtt:` section: no MQTT library call is made at all.
         let mqtt = configuration.mqtt.map { MQTTPublisher(settings: $0, version: settings.version, logger: logger) }
         /// `shown`: `SourceTime.shown`, once a source time is known.
@@ -326,6 +328,18 @@ public final class BeaconService: Service, Sendable {
             if let bus, let address = settings.bus, !bus.connection.isConnected {
                 logger.critical("lost the connection to the \(address) bus (dbus-daemon restarted?); stopping, so that systemd starts beacond again")
                 throw DBusError.disconnected("the connection to the bus was lost")
+            }
+            if let connection = bus?.connection, let address = settings.bus {
+                let unsent = connection.unsentBacklog
+                if unsent > 0, backedUp == nil {
+                    backedUp = (serviceNow, connection.signalsDropped)
+                    logger.warning(
+                        "the \(address) bus takes none of beacond's messages (\(unsent) bytes wait to be sent): dbus-daemon stops reading a service whose replies fill a client that never reads them; beacond takes no calls and drops its signals until the bus takes them again (docs/trust.md)")
+                } else if unsent == 0, let since = backedUp {
+                    backedUp = nil
+                    logger.notice(
+                        "the \(address) bus takes beacond's messages again, after \((serviceNow - since.since).tenthsText); \(connection.signalsDropped - since.signalsDropped) signal(s) dropped meanwhile")
+                }
             }
             systemd.alive(bus: bus?.connection.executor.progress).map(log)
             if let failure {

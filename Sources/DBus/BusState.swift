@@ -20,6 +20,14 @@ actor BusState {
     var withholdsSignals = false
     /// Whether libdbus still has its link to the bus; read from any thread.
     nonisolated let linked = Atomic<Bool>(true)
+    /// Bytes waiting in libdbus to be sent while over `DBusConnection.mostUnsent`
+    /// (0 otherwise), and signals dropped meanwhile; read from any thread.
+    nonisolated let backlog = Atomic<Int>(0)
+    nonisolated let signalsDropped = Atomic<Int>(0)
+    /// Set while the bus does not take what this connection sends: nothing
+    /// is read or dispatched (no new reply is made) and signals are dropped,
+    /// until half of `mostUnsent` is left.
+    private var backedUp = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
@@ -59,10 +67,16 @@ actor BusState {
     /// before a call was sent is there when the call is dispatched.
     private func round(wakeDescriptor: Int32, mayBlock: Bool) {
         guard let raw else { return }
-        dispatchAll(raw)
+        updateBacklog(raw)
+        if !backedUp { dispatchAll(raw) }
         if !updateLink(raw) { failWaitingCalls("the \(bus) bus went away before a reply came") }
         let polled = sources.enabledWatches
-        var descriptors = polled.map { pollfd(fd: dbus_watch_get_unix_fd($0.handle.pointer), events: EventSources.pollEvents($0.handle.pointer), revents: 0) }
+        // Backed up, the read watch polls for a hang-up only (poll always reports it).
+        let readable = Int16(POLLIN)
+        var descriptors = polled.map {
+            let events = EventSources.pollEvents($0.handle.pointer)
+            return pollfd(fd: dbus_watch_get_unix_fd($0.handle.pointer), events: backedUp ? events & ~readable : events, revents: 0)
+        }
         descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
         var wait: Int32 = mayBlock ? -1 : 0
         if mayBlock, let deadline = sources.nextDeadline {
@@ -81,6 +95,20 @@ actor BusState {
             dbus_timeout_handle(entry.handle.pointer)
         }
         updateLink(raw)
+    }
+
+    /// dbus-daemon stops reading a connection whose messages it still holds
+    /// for receivers up to its `max_incoming_bytes` — a client that never
+    /// reads its replies fills that — and libdbus's queue of what waits to be
+    /// sent has no bound: taking calls on then grows it for as long as the client stays.
+    private func updateBacklog(_ raw: OpaquePointer) {
+        let unsent = Int(dbus_connection_get_outgoing_size(raw))
+        if unsent > DBusConnection.mostUnsent {
+            backedUp = true
+        } else if backedUp, unsent <= DBusConnection.mostUnsent / 2 {
+            backedUp = false
+        }
+        backlog.store(backedUp ? unsent : 0, ordering: .releasing)
     }
 
     /// Records whether libdbus is still linked to the bus (handling a watch may have found it gone).
@@ -163,6 +191,10 @@ actor BusState {
     // MARK: Sending
 
     func emit(_ signal: DBusSignal) {
+        if backedUp, !withholdsSignals {
+            signalsDropped.add(1, ordering: .relaxed)
+            return
+        }
         guard !withholdsSignals, let raw, let message = dbus_message_new_signal(signal.path, signal.interface, signal.member) else { return }
         defer { dbus_message_unref(message) }
         do throws(DBusError) {

@@ -174,6 +174,19 @@ public final class DBusConnection: Sendable {
     /// Open, and libdbus still linked to the bus (false once the bus went away); any thread.
     public var isConnected: Bool { state == .open && core.linked.load(ordering: .acquiring) }
 
+    /// The most bytes let wait to be sent before the connection stops taking
+    /// calls and drops signals: a publication is kilobytes, so only a bus
+    /// that has stopped reading (a client that never reads its replies, on
+    /// dbus-daemon) gets there, and beacond's memory stays bounded meanwhile.
+    public static let mostUnsent = 4 << 20
+
+    /// Bytes waiting to be sent while the bus does not take them (over
+    /// `mostUnsent`, until half of it is left); 0 otherwise. Any thread.
+    public var unsentBacklog: Int { core.backlog.load(ordering: .acquiring) }
+
+    /// Signals dropped while backed up, since the connection opened. Any thread.
+    public var signalsDropped: Int { core.signalsDropped.load(ordering: .relaxed) }
+
     // MARK: Owning a name
 
     /// Sends no signal until `requestName` has made this connection a name's

@@ -22,6 +22,85 @@ import Testing
         return configuration
     }
 
+    /// A client that sends calls and never reads their replies fills its
+    /// queue in dbus-daemon, which then stops reading beacond too (beacond's
+    /// replies it holds count against beacond's `max_incoming_bytes`); beacond
+    /// took calls on and its unsent replies and signals grew without bound
+    /// (an audit of 2026-11-28). Now it stops taking calls past
+    /// `DBusConnection.mostUnsent`, says so, and answers again once the
+    /// client goes. The bus's limits are 1 MB here (127 MB by default), so
+    /// a few thousand Introspect calls do it; the client is a raw socket, as
+    /// any library would read the replies for it.
+    @Test func aClientThatNeverReadsIsSaidAndOutlastedWithBoundedMemory() async throws {
+        let directory = try TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let limits = directory.appendingPathComponent("limits.conf")
+        try Data(
+            """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <limit name="max_incoming_bytes">1000000</limit>
+              <limit name="max_outgoing_bytes">1000000</limit>
+              <limit name="max_replies_per_connection">100000</limit>
+            </busconfig>
+            """.utf8
+        ).write(to: limits)
+        let service = try await Service(bus: try PrivateBus(includes: [limits.path]))
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        reader.arguments = [
+            "-c",
+            """
+            import os, socket, struct, sys, time
+            def string(text):
+                data = text.encode()
+                return struct.pack("<I", len(data)) + data + b"\\0"
+            def call(serial, destination, path, interface, member):
+                fields = b""
+                for code, kind, text in ((1, "o", path), (2, "s", interface), (3, "s", member), (6, "s", destination)):
+                    fields += b"\\0" * (-len(fields) % 8)
+                    fields += bytes([code, 1]) + kind.encode() + b"\\0" + string(text)
+                header = b"l" + bytes([1, 0, 1]) + struct.pack("<III", 0, serial, len(fields)) + fields
+                return header + b"\\0" * (-len(header) % 8)
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(sys.argv[1].split("=", 1)[1].split(",")[0])
+            connection.sendall(b"\\0AUTH EXTERNAL " + str(os.getuid()).encode().hex().encode() + b"\\r\\n")
+            answer = b""
+            while not answer.endswith(b"\\r\\n"):
+                answer += connection.recv(1)
+            assert answer.startswith(b"OK"), answer
+            connection.sendall(b"BEGIN\\r\\n")
+            connection.sendall(call(1, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "Hello"))
+            for serial in range(2, 8002):
+                connection.sendall(call(serial, sys.argv[2], sys.argv[3], "org.freedesktop.DBus.Introspectable", "Introspect"))
+                if serial % 100 == 0:
+                    time.sleep(0.01)
+            print("sent", flush=True)
+            time.sleep(600)
+            """,
+            service.bus.address, Beacond.busName, Beacond.root,
+        ]
+        let output = Pipe()
+        reader.standardOutput = output
+        try reader.run()
+        defer { reader.killAndWait() }
+        try #require(await output.fileHandleForReading.line(deadline: .now() + 60) == "sent")
+        try #require(
+            await eventually(seconds: 30) { service.logText.contains("bus takes none of beacond's messages") }, "\(service.logText)")
+        // The client gone, dbus-daemon drops what it held for it and reads beacond again.
+        reader.killAndWait()
+        #expect(await eventually(seconds: 30) { service.logText.contains("bus takes beacond's messages again") }, "\(service.logText)")
+        // The calls the client left in beacond's queue at the bus are worked
+        // through first (their replies dropped): until then the bus refuses more.
+        var reload = try service.call("Reload")
+        _ = await eventually(seconds: 30) {
+            reload = (try? service.call("Reload")) ?? reload
+            return reload.status == 0
+        }
+        #expect(reload.status == 0, "\(reload.stderr) \(service.logText)")
+    }
+
     /// Every Region1 object with its properties, as GetManagedObjects gives them: "path key=value ...".
     static let regionObjects = """
         objects = dbus.Interface(bus.get_object("\(Beacond.busName)", "\(Beacond.root)"), "org.freedesktop.DBus.ObjectManager").GetManagedObjects()
