@@ -56,9 +56,14 @@ public enum ConfigurationLoader {
     /// name looked up in `scenarios/` beside the configuration file.
     public static func scenarioPath(_ scenario: String?, besideConfiguration configuration: String) -> String {
         let name = scenario ?? "cafe"
-        if name.contains("/") || name.hasSuffix(".yaml") { return name }
+        if isScenarioPath(name) { return name }
         return URL(fileURLWithPath: configuration).deletingLastPathComponent()
             .appendingPathComponent("scenarios/\(name).yaml").path
+    }
+
+    /// A path to a scenario file, not a name in `scenarios/`.
+    static func isScenarioPath(_ scenario: String) -> Bool {
+        scenario.contains("/") || scenario.hasSuffix(".yaml")
     }
 
     /// Larger than any configuration or scenario people write (1,000 beacons

@@ -26,10 +26,12 @@ struct NodeReader {
         var configuration = Configuration()
         if let node = fields["source"], let text = string(node, "source") {
             do {
-                // A recording named in the file is found beside it, as its other
-                // files are: under systemd the working directory is /.
+                // A recording or scenario path named in the file is found beside
+                // it, as its other files are: under systemd the working directory is /.
+                // (A scenario's bare name is looked up in scenarios/ beside it anyway.)
                 configuration.source = switch try SourceSpec(parsing: text) {
                 case .replay(let path, let speed): .replay(path: besideFile(path), speed: speed)
+                case .simulate(let scenario?) where ConfigurationLoader.isScenarioPath(scenario): .simulate(scenario: besideFile(scenario))
                 case let other: other
                 }
             } catch {

@@ -205,6 +205,14 @@ public final class BeaconService: Service, Sendable {
         /// Region transitions and nearest-venue changes not yet signalled.
         var signals: [EngineEvent] = []
 
+        /// Once the loop ends: the calls still waiting and those to come
+        /// until the bus closes get "beacond is stopping", not the bus's NoReply.
+        func refuseWhileStopping(_ why: String) async {
+            let refusal = BeacondError.stopping(why)
+            await bus?.stop(refusal)
+            for case .request(let request) in mailbox.take().control { request.call?.fail(refusal) }
+        }
+
         var sourceTime = SourceTime()
         for await _ in mailbox.wakeups {
             let batch = mailbox.take()
@@ -347,9 +355,11 @@ public final class BeaconService: Service, Sendable {
                 // adapter, the permission or bluetoothd is there; staying up would
                 // scan nothing for good, and regions would exit for want of a radio.
                 logger.critical("stopping: source \(source) cannot scan: \(failure)")
+                await refuseWhileStopping("its radio cannot scan")
                 throw failure
             }
         }
+        await refuseWhileStopping("asked to stop")
         logger.info(
             "beacond stopping: \(decoder.advertisements) advertisements, \(decoder.iBeacons) iBeacons, \(decoder.malformed) malformed dropped, \(decoder.incompleteAdvertisements) never whole, \(dropped) dropped unprocessed")
     }

@@ -106,6 +106,7 @@ actor BusAnswers {
     /// together wait too often already (`ServiceLimits.waitersPerClient`,
     /// `waitersPerUser`, `waiters`); a venue that came meanwhile answers it.
     func wait(_ call: DBusMethodCall, user: UInt32, deadline: Timestamp, limits: ServiceLimits) {
+        if let stopping { return call.fail(stopping) }
         if let answer = confidentAnswer {
             return call.reply(answer)
         }
@@ -167,6 +168,20 @@ actor BusAnswers {
         guard let waiting = lookups.removeValue(forKey: client) else { return [] }
         if case .success(let user) = answer { users[client] = user }
         return waiting
+    }
+
+    /// Why beacond answers nothing more, once it stops: then every call is refused with it.
+    private(set) var stopping: BeacondError?
+
+    /// Refuses the calls waiting for a venue or for their client's user, and
+    /// every call from now on: callers learn beacond is stopping, not the
+    /// bus's NoReply when it goes.
+    func stop(_ refusal: BeacondError) {
+        stopping = refusal
+        for waiter in waiters { waiter.call.fail(refusal) }
+        waiters.removeAll()
+        for waiting in lookups.values.joined() { waiting.call.fail(refusal) }
+        lookups.removeAll()
     }
 
     /// A client left: its waiting calls have no one to answer, and its user is not needed again.

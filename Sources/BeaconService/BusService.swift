@@ -92,6 +92,10 @@ final class BusService: Sendable {
     /// has `queuedPerClient` waiting already: a flood from one client must
     /// not push back another's.
     private func submit(_ request: ServiceRequest) {
+        if let stopping = answers.assumeIsolated({ $0.stopping }) {
+            request.call?.fail(stopping)  // a client leaving has no call
+            return
+        }
         guard !enqueue(request) else { return }
         request.call?.fail(
             BeacondError.busy("this client has \(limits.queuedPerClient) requests waiting for beacond already; wait for their answers"))
@@ -109,6 +113,7 @@ final class BusService: Sendable {
     /// and never waited for here: a blocking ask held every client for up to
     /// 25 s when the bus was slow to answer or beacond's queue was full.
     private func withUser(of call: DBusMethodCall, _ then: @escaping @Sendable (UInt32) -> Void) {
+        if let stopping = answers.assumeIsolated({ $0.stopping }) { return call.fail(stopping) }
         let limit = limits.waitingForUserPerClient
         switch answers.assumeIsolated({ $0.user(of: call, then: then, limit: limit) }) {
         case .known(let user):
@@ -142,6 +147,22 @@ final class BusService: Sendable {
     private func clientLeft(_ name: String) {
         answers.assumeIsolated { $0.forget(name) }
         submit(.clientLeft(name))
+    }
+
+    /// Refuses every call from now on, and those waiting here, with
+    /// `refusal`; returns once that holds on the connection's thread, so no
+    /// handler hands the engine another request after it.
+    func stop(_ refusal: BeacondError) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            do throws(DBusError) {
+                try connection.execute { [answers] in
+                    answers.assumeIsolated { $0.stop(refusal) }
+                    done.resume()
+                }
+            } catch {
+                done.resume()  // closing: the bus answers what is left
+            }
+        }
     }
 
     // MARK: Publishing the engine's state

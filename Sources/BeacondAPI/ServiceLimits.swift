@@ -50,7 +50,10 @@ public struct ServiceLimits: Sendable {
     /// client runs as (asked once, at its first call): all it may have
     /// outstanding otherwise, a venue's waiters and the engine's queue.
     public var waitingForUserPerClient: Int { waitersPerClient + queuedPerClient }
-    /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this often per object.
+    /// PropertiesChanged, InterfacesAdded and InterfacesRemoved at most this
+    /// often per Beacon1 and Venue1 object (the radio decides how often those
+    /// change). Region1's come at every publication: a caller makes them, and
+    /// `regionStartInterval` paces that.
     public var coalescing: Duration = .seconds(1)
 
     public init() {}

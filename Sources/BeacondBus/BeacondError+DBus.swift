@@ -34,6 +34,8 @@ extension BeacondError {
             return
         }
         switch error.name {
+        case Self.serviceUnknownName where error.message.hasPrefix(Self.stoppingPrefix):
+            self = .serviceNotRunning(error.message)  // beacond's own, as it stops
         case Self.serviceUnknownName, Self.nameHasNoOwnerName:
             self = .serviceNotRunning(Self.notRunning(on: bus))
         case let name where Self.isActivationFailure(name):
@@ -55,6 +57,15 @@ extension BeacondError {
         case .session, .address: tried + " Start it there (beacond --bus \(bus))."
         }
     }
+
+    /// What beacond answers every call with once it stops (`why`), until it
+    /// has left the bus: ServiceUnknown, as the bus says once it has, but
+    /// beacond's own words (a crash leaves the bus's NoReply).
+    public static func stopping(_ why: String) -> BeacondError {
+        .serviceNotRunning("\(stoppingPrefix) (\(why)); ask again once it is back")
+    }
+
+    static let stoppingPrefix = "beacond is stopping"
 
     /// What `serviceNotRunning` says: the unit serves the system bus; on
     /// another, beacond was started by hand.

@@ -169,6 +169,14 @@ import Testing
         let configuration = try ConfigurationLoader.parse(yaml, file: "/etc/beacond/beacons.yaml")
         // A recording the file names is found beside it (under systemd the working directory is /).
         #expect(configuration.source == .replay(path: "/etc/beacond/captures/morning.btsnoop", speed: .max))
+        // A scenario path too (until 2026-11-28 it was read from the working directory); a name stays a name.
+        for (given, taken) in [
+            ("simulate:walks/lunch.yaml", "/etc/beacond/walks/lunch.yaml"), ("simulate:lunch.yaml", "/etc/beacond/lunch.yaml"),
+            ("simulate:/srv/lunch.yaml", "/srv/lunch.yaml"), ("simulate:busy", "busy"),
+        ] {
+            let named = try ConfigurationLoader.parse(yaml.replacingOccurrences(of: "replay:captures/morning.btsnoop@max", with: given), file: "/etc/beacond/beacons.yaml")
+            #expect(named.source == .simulate(scenario: taken), "\(given)")
+        }
         let ranging = configuration.ranging
         #expect(ranging.pathLossExponent == 2.7)
         #expect(ranging.immediateDistance == 0.4)
