@@ -346,7 +346,7 @@ public final class BeaconService: Service, Sendable {
                 } else if unsent == 0, let since = backedUp {
                     backedUp = nil
                     logger.notice(
-                        "the \(address) bus takes beacond's messages again, after \((serviceNow - since.since).tenthsText); \(connection.signalsDropped - since.signalsDropped) signal(s) dropped meanwhile")
+                        "the \(address) bus takes beacond's messages again, after \((serviceNow - since.since).tenthsText) (at most \(connection.unsentBacklogPeak) bytes waited); \(connection.signalsDropped - since.signalsDropped) signal(s) dropped meanwhile")
                 }
             }
             systemd.alive(bus: bus?.connection.executor.progress).map(log)

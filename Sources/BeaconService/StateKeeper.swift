@@ -40,7 +40,7 @@ struct StateKeeper {
             if let previous = failure {
                 let delay = min(previous.delay * 2, Self.longestDelay)
                 failure = (previous.since, now + delay, delay, error)
-                return .failed(error, alreadySaid: error == previous.error)
+                return .failed(error, alreadySaid: error.reason == previous.error.reason)
             }
             failure = (now, now + Self.firstDelay, Self.firstDelay, error)
             return .failed(error, alreadySaid: false)

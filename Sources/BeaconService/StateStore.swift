@@ -57,6 +57,14 @@ public struct StateStore: Sendable {
 
     public struct SaveError: Error, Equatable, CustomStringConvertible {
         public var description: String
+        /// What failed and why, without what varies from one try to the next
+        /// (the bytes written): the same reason is said once (`StateKeeper`).
+        public var reason: String
+
+        init(description: String, reason: String? = nil) {
+            self.description = description
+            self.reason = reason ?? description
+        }
     }
 
     public func save(_ state: EngineState) throws(SaveError) {
@@ -87,16 +95,18 @@ public struct StateStore: Sendable {
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { throw SaveError(description: "cannot write \(temporary): \(errorText())") }
         var failure: String?
+        var reason: String?
         do throws(DescriptorWrite.Failure) {
             try DescriptorWrite.all([UInt8](data), to: descriptor)
         } catch {
             failure = "cannot write \(temporary) (\(error.written) of \(data.count) bytes written): \(error.reason)"
+            reason = "cannot write \(temporary): \(error.reason)"
         }
         if failure == nil, fsync(descriptor) != 0 { failure = "cannot write \(temporary) to disk: \(errorText())" }
         if close(descriptor) != 0, failure == nil { failure = "cannot write \(temporary): \(errorText())" }
         if let failure {
             unlink(temporary)
-            throw SaveError(description: failure)
+            throw SaveError(description: failure, reason: reason)
         }
         guard rename(temporary, path) == 0 else {
             unlink(temporary)

@@ -24,9 +24,12 @@ actor BusState {
     /// (0 otherwise), and signals dropped meanwhile; read from any thread.
     nonisolated let backlog = Atomic<Int>(0)
     nonisolated let signalsDropped = Atomic<Int>(0)
+    /// The most bytes seen waiting since the connection last backed up.
+    nonisolated let backlogPeak = Atomic<Int>(0)
     /// Set while the bus does not take what this connection sends: nothing
     /// is read or dispatched (no new reply is made) and signals are dropped,
-    /// until half of `mostUnsent` is left.
+    /// until half of `mostUnsent` is left. The connection's own calls wait
+    /// meanwhile, timeouts included: libdbus ends them in dispatch.
     private var backedUp = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
@@ -104,6 +107,7 @@ actor BusState {
     private func updateBacklog(_ raw: OpaquePointer) {
         let unsent = Int(dbus_connection_get_outgoing_size(raw))
         if unsent > DBusConnection.mostUnsent {
+            backlogPeak.store(backedUp ? max(unsent, backlogPeak.load(ordering: .relaxed)) : unsent, ordering: .relaxed)
             backedUp = true
         } else if backedUp, unsent <= DBusConnection.mostUnsent / 2 {
             backedUp = false

@@ -73,7 +73,9 @@ public final class DBusConnection: Sendable {
     ///
     /// Cancelling the calling task ends the wait at once (a SIGTERM must not
     /// wait for a bus that may never answer); a connection the thread makes
-    /// after that is closed.
+    /// after that is closed. The thread itself stays in libdbus until the
+    /// bus answers or closes the socket (one thread and descriptor each, left
+    /// to a process that is stopping).
     public static func connect(_ bus: Bus) async throws(DBusError) -> DBusConnection {
         let handoff = ConnectHandoff()
         let connected = await withTaskCancellationHandler {
@@ -183,6 +185,9 @@ public final class DBusConnection: Sendable {
     /// Bytes waiting to be sent while the bus does not take them (over
     /// `mostUnsent`, until half of it is left); 0 otherwise. Any thread.
     public var unsentBacklog: Int { core.backlog.load(ordering: .acquiring) }
+
+    /// The most bytes that waited to be sent since the connection last backed up. Any thread.
+    public var unsentBacklogPeak: Int { core.backlogPeak.load(ordering: .relaxed) }
 
     /// Signals dropped while backed up, since the connection opened. Any thread.
     public var signalsDropped: Int { core.signalsDropped.load(ordering: .relaxed) }

@@ -16,6 +16,7 @@ struct DecimalsTests {
         #expect(0.07.roundedUp(toDecimals: 2) == 0.07)  // 0.07 × 100 is 7.000000000000001
         #expect(0.22.roundedUp(toDecimals: 2) == 0.22)
         #expect(1.5.roundedUp(toDecimals: 0) == 2)
-        #expect(0.0.roundedUp(toDecimals: 2) == 0)
+        #expect(0.0.roundedUp(toDecimals: 2).sign == .plus)
+        #expect(1e-12.roundedUp(toDecimals: 2).sign == .plus)
     }
 }

@@ -12,8 +12,10 @@ extension Double {
     /// range never read 0.00, which says certainty. A value already on a
     /// step (0.07, whose product with 100 is a hair above 7) stays there.
     public func roundedUp(toDecimals count: Int) -> Double {
+        precondition(count >= 0, "decimals are counted from 0")
         let scale = (0..<count).reduce(1.0) { scale, _ in scale * 10 }
-        return (self * scale - 1e-9).rounded(.up) / scale
+        let rounded = (self * scale - 1e-9).rounded(.up) / scale
+        return rounded == 0 ? 0 : rounded  // not -0.0, which prints "-0.00"
     }
 
     /// The value with `count` digits after the point, rounded as C's `%.Nf`
