@@ -7,7 +7,8 @@ import BeaconCore
 /// The sequence (PLATFORM-NOTES): save the socket filter and let events
 /// through; read the supported-commands bitmap and pick legacy or extended
 /// scanning from it (never from the HCI version: a Raspberry Pi 4 says 5.0 and
-/// refuses the extended commands); stop any scan; set the parameters; enable.
+/// refuses the extended commands); set the parameters; enable (a scan already
+/// running is someone else's and is never stopped: `rearm`).
 /// When the kernel's own scan is in the way (Command Disallowed), send nothing
 /// more and read the reports that scan produces.
 public struct HCIScanner<Channel: HCIChannel> {
