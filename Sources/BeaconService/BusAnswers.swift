@@ -106,7 +106,6 @@ actor BusAnswers {
     /// together wait too often already (`ServiceLimits.waitersPerClient`,
     /// `waitersPerUser`, `waiters`); a venue that came meanwhile answers it.
     func wait(_ call: DBusMethodCall, user: UInt32, deadline: Timestamp, limits: ServiceLimits) {
-        if let stopping { return call.fail(stopping) }
         if let answer = confidentAnswer {
             return call.reply(answer)
         }
@@ -173,9 +172,9 @@ actor BusAnswers {
     /// Why beacond answers nothing more, once it stops: then every call is refused with it.
     private(set) var stopping: BeacondError?
 
-    /// Refuses the calls waiting for a venue or for their client's user, and
-    /// every call from now on: callers learn beacond is stopping, not the
-    /// bus's NoReply when it goes.
+    /// Refuses the calls waiting for a venue or for their client's user
+    /// (`BusService` refuses every call from now on, by `stopping`): callers
+    /// learn beacond is stopping, not the bus's NoReply when it goes.
     func stop(_ refusal: BeacondError) {
         stopping = refusal
         for waiter in waiters { waiter.call.fail(refusal) }

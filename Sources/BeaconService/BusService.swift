@@ -92,10 +92,6 @@ final class BusService: Sendable {
     /// has `queuedPerClient` waiting already: a flood from one client must
     /// not push back another's.
     private func submit(_ request: ServiceRequest) {
-        if let stopping = answers.assumeIsolated({ $0.stopping }) {
-            request.call?.fail(stopping)  // a client leaving has no call
-            return
-        }
         guard !enqueue(request) else { return }
         request.call?.fail(
             BeacondError.busy("this client has \(limits.queuedPerClient) requests waiting for beacond already; wait for their answers"))
@@ -112,6 +108,7 @@ final class BusService: Sendable {
     /// behind that client's earlier calls. The bus is asked once per client
     /// and never waited for here: a blocking ask held every client for up to
     /// 25 s when the bus was slow to answer or beacond's queue was full.
+    /// Once beacond stops, every call is refused here: all that waits or changes something comes this way.
     private func withUser(of call: DBusMethodCall, _ then: @escaping @Sendable (UInt32) -> Void) {
         if let stopping = answers.assumeIsolated({ $0.stopping }) { return call.fail(stopping) }
         let limit = limits.waitingForUserPerClient

@@ -771,6 +771,20 @@ import Testing
         #expect(lines.allSatisfy { $0.starts(with: Array("<2>".utf8)) }, "\(String(decoding: bytes, as: UTF8.self))")
     }
 
+    /// beacond with `arguments`, its stderr in `directory`/stderr.txt, started
+    /// through `env --default-signal` so that the signals named are at their
+    /// defaults (the test runner ignores SIGPIPE, and a child inherits that).
+    static func beacond(_ arguments: [String], withDefault signals: String, loggingIn directory: URL) throws -> (Process, log: URL) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["--default-signal=\(signals)", TestSupport.product("beacond")] + arguments
+        let log = directory.appendingPathComponent("stderr.txt")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        return (process, log)
+    }
+
     /// A SIGHUP while beacond starts (reading a large configuration) is
     /// ignored, not SIGHUP's default end (an audit of 2026-11-28): it is
     /// sent once /proc says SIGPIPE is ignored, which beacond sets just after
@@ -783,17 +797,10 @@ import Testing
         let configuration = state.appendingPathComponent("beacons.yaml")
         let padding = String(repeating: "# a long file takes a while to read\n", count: 150_000)
         try Data((padding + String(contentsOfFile: TestSupport.repository("beacons.yaml"), encoding: .utf8)).utf8).write(to: configuration)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "--default-signal=PIPE,HUP", TestSupport.product("beacond"),
-            "--bus", "none", "--state-dir", state.path, "--config", configuration.path,
-            "--source", "simulate:\(TestSupport.repository("scenarios/cafe.yaml"))",
-        ]
-        let log = state.appendingPathComponent("stderr.txt")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let (process, log) = try Self.beacond(
+            ["--bus", "none", "--state-dir", state.path, "--config", configuration.path,
+             "--source", "simulate:\(TestSupport.repository("scenarios/cafe.yaml"))"],
+            withDefault: "PIPE,HUP", loggingIn: state)
         defer { process.killAndWait() }
         func ignores(_ signal: Int32) -> Bool {
             let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
@@ -1045,16 +1052,9 @@ import Testing
         let directory = try TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bus = try MuteBus(at: directory.appendingPathComponent("mute-bus").path, backlog: 1)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "--default-signal=PIPE", TestSupport.product("beacond"), "--config", TestSupport.repository("beacons.yaml"),
-            "--bus", bus.address, "--source", "simulate", "--state-dir", directory.path,
-        ]
-        let log = directory.appendingPathComponent("stderr.txt")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let (process, log) = try Self.beacond(
+            ["--config", TestSupport.repository("beacons.yaml"), "--bus", bus.address, "--source", "simulate", "--state-dir", directory.path],
+            withDefault: "PIPE", loggingIn: directory)
         defer { process.killAndWait() }
         // beacond's connection, taken: from now on it waits for the bus's answer.
         try #require(bus.acceptOne(within: 30_000))
